@@ -1,0 +1,257 @@
+package io.relock;
+
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A lock on Redis shared by every process that uses the same name, with the method names of
+ * Redisson's {@code RLock} so that migrating code only changes imports and the factory.
+ *
+ * <h2>Ownership and reentrancy</h2>
+ * A lock is owned by a thread of one {@link Relock} client: the owner is the client's
+ * {@link Relock#clientId() id} plus {@link Thread#getId() the thread's id} (virtual threads
+ * included). The owner may acquire it again; each acquire must be matched by one
+ * {@link #unlock()}. Another thread, or another client, cannot unlock it (except with
+ * {@link #forceUnlock()}).
+ *
+ * <h2>Leases and the watchdog</h2>
+ * Every hold has a lease after which Redis drops it, so a crashed holder never blocks others
+ * for longer than its lease. Methods without a {@code leaseTime}, or with a {@code leaseTime} of
+ * {@code -1}, take {@link RelockConfig#watchdogTimeout()} as the lease and the client's watchdog
+ * renews it every third of that while the lock is held, until the last {@code unlock()}. With
+ * an explicit lease there is no renewal: the lock is released when the lease ends, held or not.
+ * If a hold is lost (it expired, was force-unlocked, or renewal failed until the lease ran out),
+ * {@link LockListener}s are told and the owner's next {@code unlock()} throws
+ * {@link IllegalMonitorStateException} saying so.
+ *
+ * <h2>Arguments</h2>
+ * A {@code waitTime} of zero or less means one attempt without waiting; a very large one means
+ * "wait" (it never overflows). A {@code leaseTime} of {@code -1} means "no lease, the watchdog
+ * renews"; any other {@code leaseTime} of zero or less, under one millisecond, or too large for
+ * Redis is an {@link IllegalArgumentException}. A {@code null} unit is a
+ * {@link NullPointerException}. Bad arguments are rejected before anything is sent to Redis.
+ *
+ * <h2>Failures</h2>
+ * When Redis cannot be reached or does not answer within {@link RelockConfig#commandTimeout()},
+ * methods throw {@link RelockException} (a {@code tryLock} never answers {@code false} for that).
+ * An acquire whose reply was lost is undone with an owner-checked release before the exception
+ * reaches the caller, so nothing stays locked that the caller does not know about.
+ *
+ * <p>Instances are cheap and thread-safe; the owner is always the calling thread (or the
+ * explicit {@code ownerThreadId} of the async forms).
+ */
+public interface DistributedLock extends Lock {
+
+    /**
+     * The lock's name, as passed to {@link Relock#getLock(String)}.
+     *
+     * @return the name
+     */
+    String getName();
+
+    /**
+     * Acquires the lock, waiting as long as it takes, with the watchdog renewing the lease.
+     * Not interruptible: an interrupt while waiting is remembered and the thread's interrupt
+     * flag is set again when this returns.
+     *
+     * @throws RelockException if Redis fails while acquiring or waiting
+     */
+    @Override
+    void lock();
+
+    /**
+     * Acquires the lock, waiting as long as it takes, with a fixed lease and no renewal.
+     * Not interruptible, as {@link #lock()}.
+     *
+     * @param leaseTime how long the hold lasts unless released before; {@code -1} for the watchdog
+     * @param unit the unit of {@code leaseTime}
+     * @throws IllegalArgumentException if {@code leaseTime} is invalid (see the class comment)
+     * @throws NullPointerException if {@code unit} is null
+     * @throws RelockException if Redis fails
+     */
+    void lock(long leaseTime, TimeUnit unit);
+
+    /**
+     * Acquires the lock with the watchdog, waiting until it is free or the thread is interrupted.
+     *
+     * @throws InterruptedException if the thread is interrupted before or while waiting; the
+     *     lock is then not held and the wait's subscription has been released
+     * @throws RelockException if Redis fails
+     */
+    @Override
+    void lockInterruptibly() throws InterruptedException;
+
+    /**
+     * As {@link #lockInterruptibly()} with a fixed lease.
+     *
+     * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
+     * @param unit the unit of {@code leaseTime}
+     * @throws InterruptedException if interrupted before or while waiting
+     * @throws IllegalArgumentException if {@code leaseTime} is invalid
+     * @throws NullPointerException if {@code unit} is null
+     * @throws RelockException if Redis fails
+     */
+    void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Acquires the lock if it is free (or already held by this thread) at this moment, with
+     * the watchdog. One round trip; never waits.
+     *
+     * @return {@code true} if acquired, {@code false} if another owner holds it
+     * @throws RelockException if Redis fails (never {@code false} for that)
+     */
+    @Override
+    boolean tryLock();
+
+    /**
+     * Acquires the lock with the watchdog if it becomes free within {@code waitTime}.
+     *
+     * @param waitTime how long to wait; zero or less for a single attempt
+     * @param unit the unit of {@code waitTime}
+     * @return {@code true} if acquired, {@code false} if the wait ran out
+     * @throws InterruptedException if interrupted before or while waiting
+     * @throws NullPointerException if {@code unit} is null
+     * @throws RelockException if Redis fails
+     */
+    @Override
+    boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Acquires the lock with the given lease if it becomes free within {@code waitTime}.
+     *
+     * @param waitTime how long to wait; zero or less for a single attempt
+     * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
+     * @param unit the unit of both times
+     * @return {@code true} if acquired, {@code false} if the wait ran out
+     * @throws InterruptedException if interrupted before or while waiting
+     * @throws IllegalArgumentException if {@code leaseTime} is invalid
+     * @throws NullPointerException if {@code unit} is null
+     * @throws RelockException if Redis fails
+     */
+    boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Releases one hold of the calling thread; the lock is free when the hold count reaches
+     * zero, and waiters (in any Relock or Redisson client) are woken.
+     *
+     * @throws IllegalMonitorStateException if the calling thread does not hold the lock; the
+     *     message names the lock, and says so when the hold was lost (lease ran out, renewal
+     *     failed, force-unlocked)
+     * @throws RelockException if Redis fails; the hold is then unchanged as far as Relock knows
+     */
+    @Override
+    void unlock();
+
+    /**
+     * Releases the lock whoever holds it, however often it was entered, and wakes waiters.
+     * The previous holders are told through {@link LockListener} when their watchdog notices.
+     *
+     * @return {@code true} if the lock was held and is now released
+     * @throws RelockException if Redis fails
+     */
+    boolean forceUnlock();
+
+    /**
+     * Whether any owner holds the lock now.
+     *
+     * @return {@code true} if held
+     * @throws RelockException if Redis fails
+     */
+    boolean isLocked();
+
+    /**
+     * Whether the calling thread holds the lock now, according to Redis.
+     *
+     * @return {@code true} if held by the calling thread
+     * @throws RelockException if Redis fails
+     */
+    boolean isHeldByCurrentThread();
+
+    /**
+     * Whether the given thread of this client holds the lock now, according to Redis.
+     *
+     * @param threadId a thread id or async owner id
+     * @return {@code true} if held by that owner
+     * @throws RelockException if Redis fails
+     */
+    boolean isHeldByThread(long threadId);
+
+    /**
+     * How many times the calling thread holds the lock (0 if it does not).
+     *
+     * @return the hold count
+     * @throws RelockException if Redis fails
+     */
+    int getHoldCount();
+
+    /**
+     * The remaining lease in milliseconds: {@code -2} if the lock is free, {@code -1} if it is
+     * held without expiry (only possible when written by other tools).
+     *
+     * @return the time to live in milliseconds
+     * @throws RelockException if Redis fails
+     */
+    long remainTimeToLive();
+
+    /**
+     * Acquires for the given owner, waiting as long as it takes, with the watchdog.
+     *
+     * @param ownerThreadId the owner id: a thread id, or any id a reactive flow uses consistently
+     * @return completes when acquired; completes exceptionally with {@link RelockException}
+     */
+    CompletionStage<Void> lockAsync(long ownerThreadId);
+
+    /**
+     * Acquires for the given owner with a fixed lease, waiting as long as it takes.
+     *
+     * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
+     * @param unit the unit of {@code leaseTime}
+     * @param ownerThreadId the owner id
+     * @return completes when acquired; completes exceptionally with {@link RelockException}
+     * @throws IllegalArgumentException if {@code leaseTime} is invalid (thrown, not in the stage)
+     * @throws NullPointerException if {@code unit} is null
+     */
+    CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId);
+
+    /**
+     * One attempt for the given owner, with the watchdog.
+     *
+     * @param ownerThreadId the owner id
+     * @return {@code true} if acquired; completes exceptionally with {@link RelockException}
+     */
+    CompletionStage<Boolean> tryLockAsync(long ownerThreadId);
+
+    /**
+     * Acquires for the given owner if the lock becomes free within {@code waitTime}.
+     *
+     * @param waitTime how long to wait; zero or less for a single attempt
+     * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
+     * @param unit the unit of both times
+     * @param ownerThreadId the owner id
+     * @return {@code true} if acquired, {@code false} if the wait ran out; completes
+     *     exceptionally with {@link RelockException}
+     * @throws IllegalArgumentException if {@code leaseTime} is invalid
+     * @throws NullPointerException if {@code unit} is null
+     */
+    CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId);
+
+    /**
+     * Releases one hold of the given owner.
+     *
+     * @param ownerThreadId the owner id
+     * @return completes when released; completes exceptionally with
+     *     {@link IllegalMonitorStateException} if that owner does not hold the lock, or with
+     *     {@link RelockException} if Redis fails
+     */
+    CompletionStage<Void> unlockAsync(long ownerThreadId);
+
+    /**
+     * Not supported: a distributed lock has no condition variables.
+     *
+     * @throws UnsupportedOperationException always
+     */
+    @Override
+    Condition newCondition();
+}

@@ -1,0 +1,23 @@
+package io.relock;
+
+/**
+ * Told when a lock that this client holds is lost: the watchdog found it gone on Redis (it
+ * expired, was force-unlocked, or the server restarted without it), or the watchdog could not
+ * renew it before its lease ran out. From that moment another owner may hold the lock; stop
+ * the work the lock protected. The holder's next {@code unlock()} throws
+ * {@link IllegalMonitorStateException} saying the lease was lost.
+ *
+ * <p>Register with {@link Relock#addLockListener(LockListener)}. Listeners are called on one of
+ * the client's worker threads, never on the thread that holds the lock, and should return
+ * quickly. An exception thrown by a listener is logged and does not affect other listeners.
+ */
+@FunctionalInterface
+public interface LockListener {
+
+    /**
+     * Called once per lost hold.
+     *
+     * @param event which lock, which owner, and why
+     */
+    void onLockLost(LockLostEvent event);
+}

@@ -1,0 +1,135 @@
+package io.relock;
+
+import io.relock.internal.Args;
+import io.relock.internal.ClientRuntime;
+import io.relock.internal.ReentrantRedisLock;
+
+/**
+ * A Relock client: the entry point for distributed locks on one Redis deployment.
+ *
+ * <pre>{@code
+ * try (Relock relock = Relock.create(config)) {
+ *     DistributedLock lock = relock.getLock("order:42");
+ *     lock.lock();
+ *     try {
+ *         // only one thread in the whole fleet runs this at a time
+ *     } finally {
+ *         lock.unlock();
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Create one client per application and share it: it is thread-safe, and it holds two Redis
+ * connections (commands and pub/sub), two I/O threads, one worker thread and one timer thread,
+ * whatever the number of locks. Each client has its own {@link #clientId()}; a lock held by
+ * one client cannot be unlocked through another (except by {@code forceUnlock}).
+ *
+ * <p>{@link #close()} stops the watchdog and releases connections and threads. Locks still held
+ * are <em>not</em> released: they stay on Redis until their leases run out (at most
+ * {@link RelockConfig#watchdogTimeout()} for watchdog-renewed locks), exactly as if the process
+ * had crashed. Unlock what you hold before closing.
+ */
+public final class Relock implements AutoCloseable {
+
+    private final ClientRuntime runtime;
+
+    private Relock(ClientRuntime runtime) {
+        this.runtime = runtime;
+    }
+
+    /**
+     * Connects to Redis as configured and starts the client.
+     *
+     * @param config the settings
+     * @return a connected client
+     * @throws NullPointerException if {@code config} is null
+     * @throws RelockConnectionException if Redis is unreachable or rejects the credentials
+     */
+    public static Relock create(RelockConfig config) {
+        return new Relock(ClientRuntime.start(config));
+    }
+
+    /**
+     * A reentrant lock with Redisson's wire format: Relock and Redisson clients using the same
+     * name exclude each other. Cheap: creates no Redis state until used.
+     *
+     * @param name the lock's name (the Redis key, after the configured prefix)
+     * @return the lock
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     */
+    public DistributedLock getLock(String name) {
+        Args.lockName(name);
+        runtime.checkOpen();
+        return new ReentrantRedisLock(runtime, name);
+    }
+
+    /**
+     * Reads who holds a lock, their hold counts, its remaining lease and how many clients wait
+     * for it, in one round trip.
+     *
+     * @param name the lock's name
+     * @return a snapshot
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws RelockException if Redis fails
+     */
+    public LockInfo getLockInfo(String name) {
+        return runtime.lockInfo(name);
+    }
+
+    /**
+     * This client's unique id (a UUID); hold fields on Redis are {@code <clientId>:<threadId>}.
+     *
+     * @return the id
+     */
+    public String clientId() {
+        return runtime.clientId();
+    }
+
+    /**
+     * The settings this client was created with.
+     *
+     * @return the configuration
+     */
+    public RelockConfig config() {
+        return runtime.config();
+    }
+
+    /**
+     * Registers a listener told when a lock held through this client is lost.
+     *
+     * @param listener the listener
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public void addLockListener(LockListener listener) {
+        runtime.addListener(listener);
+    }
+
+    /**
+     * Removes a listener registered with {@link #addLockListener(LockListener)}.
+     *
+     * @param listener the listener
+     * @return {@code true} if it was registered
+     * @throws NullPointerException if {@code listener} is null
+     */
+    public boolean removeLockListener(LockListener listener) {
+        return runtime.removeListener(listener);
+    }
+
+    /**
+     * Closes the client: waits in progress fail with {@link IllegalStateException}, the watchdog
+     * stops, connections and threads are released. Held locks expire with their leases. Calling
+     * it again has no effect.
+     */
+    @Override
+    public void close() {
+        runtime.close();
+    }
+
+    @Override
+    public String toString() {
+        return "Relock{clientId=" + runtime.clientId() + ", " + runtime.config() + "}";
+    }
+}

@@ -1,0 +1,75 @@
+package io.relock.internal;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Argument checks shared by every public entry point: {@link NullPointerException} for null,
+ * {@link IllegalArgumentException} for a bad value, {@link IllegalStateException} for misuse,
+ * each message naming the argument and the value.
+ */
+public final class Args {
+
+    /** The lease value meaning "no lease, the watchdog renews" (Redisson's convention). */
+    public static final long WATCHDOG_LEASE = -1;
+
+    /** Waits at least this long count as "forever", so deadlines never overflow. */
+    static final long FOREVER_NANOS = TimeUnit.DAYS.toNanos(365L * 100);
+
+    // Redis adds the lease to its clock in ms; beyond this the sum would overflow and Redis
+    // would reject PEXPIRE, so such a lease is the caller's mistake, reported before any I/O.
+    private static final long MAX_LEASE_MILLIS = 1L << 52;
+
+    private Args() {}
+
+    public static <T> T notNull(T value, String name) {
+        if (value == null) {
+            throw new NullPointerException(name + " must not be null");
+        }
+        return value;
+    }
+
+    public static void require(boolean condition, String format, Object... args) {
+        if (!condition) {
+            throw new IllegalArgumentException(String.format(format, args));
+        }
+    }
+
+    public static void setOnce(Object current, String name) {
+        if (current != null) {
+            throw new IllegalStateException(name + " was already set to " + current);
+        }
+    }
+
+    public static String lockName(String name) {
+        notNull(name, "name");
+        require(!name.isEmpty(), "name must not be empty");
+        return name;
+    }
+
+    /**
+     * The lease in milliseconds, or {@link #WATCHDOG_LEASE}.
+     */
+    public static long leaseMillis(long leaseTime, TimeUnit unit) {
+        notNull(unit, "unit");
+        if (leaseTime == WATCHDOG_LEASE) {
+            return WATCHDOG_LEASE;
+        }
+        require(leaseTime > 0, "leaseTime must be positive, or -1 for the watchdog: %s %s", leaseTime, unit);
+        long millis = unit.toMillis(leaseTime);
+        require(millis >= 1, "leaseTime must be at least 1 ms: %s %s", leaseTime, unit);
+        require(millis <= MAX_LEASE_MILLIS && millis != Long.MAX_VALUE,
+                "leaseTime overflows milliseconds: %s %s (at most %s ms)", leaseTime, unit, MAX_LEASE_MILLIS);
+        return millis;
+    }
+
+    /**
+     * The wait in nanoseconds: 0 for one attempt, capped at {@link #FOREVER_NANOS}.
+     */
+    public static long waitNanos(long waitTime, TimeUnit unit) {
+        notNull(unit, "unit");
+        if (waitTime <= 0) {
+            return 0;
+        }
+        return Math.min(unit.toNanos(waitTime), FOREVER_NANOS);
+    }
+}

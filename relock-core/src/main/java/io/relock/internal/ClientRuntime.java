@@ -1,0 +1,221 @@
+package io.relock.internal;
+
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.relock.LockInfo;
+import io.relock.LockListener;
+import io.relock.LockLostEvent;
+import io.relock.RelockConfig;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything one {@code Relock} client owns: the Lettuce resources (two I/O threads, one
+ * worker), one timer thread shared by Lettuce's timeouts, the waits and the watchdog, the two
+ * connections, the unlock channels, the holds, and the lock-lost listeners.
+ */
+public final class ClientRuntime implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ClientRuntime.class);
+
+    private final RelockConfig config;
+    private final String clientId;
+    private final HashedWheelTimer timer;
+    private final ClientResources resources;
+    private final RedisGateway gateway;
+    private final UnlockChannels channels;
+    private final Watchdog watchdog;
+    private final LongSupplier nanoTime;
+    private final List<LockListener> listeners = new CopyOnWriteArrayList<>();
+    private final Set<LockBase.Acquisition> waiting = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private ClientRuntime(RelockConfig config, String clientId, HashedWheelTimer timer, ClientResources resources,
+            RedisGateway gateway, LongSupplier nanoTime) {
+        this.config = config;
+        this.clientId = clientId;
+        this.timer = timer;
+        this.resources = resources;
+        this.gateway = gateway;
+        this.nanoTime = nanoTime;
+        this.channels = new UnlockChannels(gateway.pubSub(), timer);
+        this.watchdog = new Watchdog(gateway, timer, nanoTime, config.watchdogTimeout().toMillis(), this::lost);
+    }
+
+    /**
+     * Connects to Redis and starts the watchdog.
+     *
+     * @throws io.relock.RelockConnectionException if Redis cannot be reached
+     */
+    public static ClientRuntime start(RelockConfig config) {
+        Args.notNull(config, "config");
+        String clientId = UUID.randomUUID().toString();
+        // 10 ms ticks: fine enough for wait deadlines, coarse enough to cost nothing when idle.
+        HashedWheelTimer timer = new HashedWheelTimer(new DefaultThreadFactory("relock-timer", true),
+                10, TimeUnit.MILLISECONDS);
+        ClientResources resources = DefaultClientResources.builder()
+                .ioThreadPoolSize(2)
+                .computationThreadPoolSize(1)
+                .timer(timer)
+                // Lettuce's default backs off to 30 s; a lock client should find a restarted server fast.
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        try {
+            RedisGateway gateway = RedisGateway.connect(config, resources, clientId);
+            ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, System::nanoTime);
+            runtime.watchdog.start();
+            LOG.debug("Relock client {} connected to {}", clientId, gateway.target());
+            return runtime;
+        } catch (RuntimeException e) {
+            resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
+            timer.stop();
+            throw e;
+        }
+    }
+
+    public RelockConfig config() {
+        return config;
+    }
+
+    public String clientId() {
+        return clientId;
+    }
+
+    RedisGateway gateway() {
+        return gateway;
+    }
+
+    UnlockChannels channels() {
+        return channels;
+    }
+
+    Watchdog watchdog() {
+        return watchdog;
+    }
+
+    long nanoTime() {
+        return nanoTime.getAsLong();
+    }
+
+    /** The Redis key of a lock. */
+    public String key(String name) {
+        return config.keyPrefix() + name;
+    }
+
+    /** The hash field that identifies an owner of this client. */
+    String field(long ownerThreadId) {
+        return clientId + ":" + ownerThreadId;
+    }
+
+    public void checkOpen() {
+        if (closed) {
+            throw Exceptions.closed();
+        }
+    }
+
+    public void addListener(LockListener listener) {
+        listeners.add(Args.notNull(listener, "listener"));
+    }
+
+    public boolean removeListener(LockListener listener) {
+        return listeners.remove(Args.notNull(listener, "listener"));
+    }
+
+    /** How many channels this client is subscribed to right now. */
+    public int subscribedChannels() {
+        return channels.subscribedChannels();
+    }
+
+    /** How many holds this client tracks (held, or lost and not yet unlocked). */
+    public int trackedHolds() {
+        return watchdog.size();
+    }
+
+    void register(LockBase.Acquisition acquisition) {
+        waiting.add(acquisition);
+        if (closed) {
+            acquisition.abort(Exceptions.closed());
+        }
+    }
+
+    void unregister(LockBase.Acquisition acquisition) {
+        waiting.remove(acquisition);
+    }
+
+    private void lost(Hold hold, Throwable cause) {
+        LockLostEvent event = new LockLostEvent(hold.lock.getName(), hold.owner, cause);
+        LOG.warn("lock '{}' of owner {} was lost{}", event.lockName(), hold.field,
+                cause == null ? " (renewal found it gone)" : ": " + cause);
+        // Listener code may block: run it on a worker, never on the timer or an I/O thread.
+        resources.eventExecutorGroup().execute(() -> {
+            for (LockListener listener : listeners) {
+                try {
+                    listener.onLockLost(event);
+                } catch (RuntimeException e) {
+                    LOG.error("LockListener {} failed for lock '{}'", listener, event.lockName(), e);
+                }
+            }
+        });
+    }
+
+    /** Reads holders, lease and subscribers of one lock in one pipelined batch. */
+    public LockInfo lockInfo(String name) {
+        Args.lockName(name);
+        checkOpen();
+        String key = key(name);
+        RedisFuture<Map<String, String>> holders = gateway.commands().hgetall(key);
+        RedisFuture<Long> ttl = gateway.commands().pttl(key);
+        RedisFuture<Map<String, Long>> subscribers = gateway.commands().pubsubNumsub(LockBase.channelName(key));
+        String operation = "read lock info of '" + name + "'";
+        Map<String, Long> counts = new LinkedHashMap<>();
+        Futures.await(holders.toCompletableFuture(), operation).forEach((owner, count) -> counts.put(owner, parse(count)));
+        long remaining = Futures.await(ttl.toCompletableFuture(), operation);
+        long waiters = Futures.await(subscribers.toCompletableFuture(), operation).values().stream()
+                .mapToLong(Long::longValue).sum();
+        return new LockInfo(name, counts, remaining, waiters);
+    }
+
+    private static long parse(String count) {
+        try {
+            return Long.parseLong(count);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /**
+     * Stops the watchdog, fails pending waits with {@link IllegalStateException}, and closes the
+     * connections and threads. Locks still held stay on Redis until their leases run out.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        watchdog.stop();
+        for (LockBase.Acquisition acquisition : List.copyOf(waiting)) {
+            acquisition.abort(Exceptions.closed());
+        }
+        try {
+            gateway.close();
+        } finally {
+            resources.shutdown(0, 2, TimeUnit.SECONDS);
+            timer.stop();
+        }
+    }
+}

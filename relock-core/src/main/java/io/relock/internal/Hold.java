@@ -1,0 +1,33 @@
+package io.relock.internal;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What this client knows of one owner's hold on one lock: enough to renew it, to tell
+ * listeners when it is lost, and to explain a failed unlock. Redis stays the authority on hold
+ * counts; this record never decides whether a lock is held.
+ */
+final class Hold {
+
+    final LockBase lock;
+    final long owner;
+    final String field;
+    final long leaseMillis;
+    final boolean watchdog;
+
+    /** Releases in flight: a renewal that finds the lock gone meanwhile is no loss. */
+    final AtomicInteger releasing = new AtomicInteger();
+
+    volatile long renewedAtNanos;
+    volatile boolean lost;
+    volatile Throwable lossCause;
+
+    Hold(LockBase lock, long owner, String field, long leaseMillis, boolean watchdog, long nowNanos) {
+        this.lock = lock;
+        this.owner = owner;
+        this.field = field;
+        this.leaseMillis = leaseMillis;
+        this.watchdog = watchdog;
+        this.renewedAtNanos = nowNanos;
+    }
+}

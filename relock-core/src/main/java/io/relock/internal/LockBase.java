@@ -1,0 +1,452 @@
+package io.relock.internal;
+
+import io.relock.DistributedLock;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Condition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The engine every lock type shares: argument checks, the wait loop (attempt, subscribe,
+ * park until an unlock message or the holder's TTL, attempt again), interrupt and timeout
+ * handling, undoing acquires whose reply was lost, release bookkeeping and the watchdog
+ * hand-off. A lock type supplies its scripts through the four {@code *Once} hooks.
+ */
+public abstract class LockBase implements DistributedLock {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LockBase.class);
+
+    protected final ClientRuntime runtime;
+    private final String name;
+    private final String key;
+    private final String channel;
+
+    protected LockBase(ClientRuntime runtime, String name) {
+        this.runtime = runtime;
+        this.name = Args.lockName(name);
+        this.key = runtime.key(name);
+        this.channel = channelName(key);
+    }
+
+    /** The unlock channel of a lock key, as Redisson names it. */
+    static String channelName(String key) {
+        return "redisson_lock__channel:{" + key + "}";
+    }
+
+    // ---- what a lock type supplies --------------------------------------------------------
+
+    /** One acquire attempt: completes with null when acquired, else the holder's TTL in ms. */
+    protected abstract CompletableFuture<Long> acquireOnce(String field, long leaseMillis);
+
+    /** Releases one hold: null if {@code field} holds nothing, 0 if still held, 1 if released. */
+    protected abstract CompletableFuture<Long> releaseOnce(String field, long leaseMillis);
+
+    /** Undoes an acquire that may or may not have been applied; {@code countBefore} is the prior hold count. */
+    protected abstract CompletableFuture<Long> rollbackOnce(String field, int countBefore);
+
+    /** Hold count of {@code field}, 0 when it holds nothing. */
+    protected abstract CompletableFuture<Integer> holdCountOnce(String field);
+
+    // ---- identity ----------------------------------------------------------------------------
+
+    @Override
+    public String getName() {
+        return name;
+    }
+
+    /** The Redis key (the name with the configured prefix). */
+    public String key() {
+        return key;
+    }
+
+    /** The channel that unlock messages of this lock are published on. */
+    public String channel() {
+        return channel;
+    }
+
+    protected static long currentThreadId() {
+        return Thread.currentThread().getId();
+    }
+
+    private String describe(String operation) {
+        return operation + " lock '" + name + "'";
+    }
+
+    // ---- synchronous API ---------------------------------------------------------------------
+
+    @Override
+    public void lock() {
+        acquireUninterruptibly(Args.FOREVER_NANOS, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public void lock(long leaseTime, TimeUnit unit) {
+        acquireUninterruptibly(Args.FOREVER_NANOS, Args.leaseMillis(leaseTime, unit));
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        acquireInterruptibly(Args.FOREVER_NANOS, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
+        acquireInterruptibly(Args.FOREVER_NANOS, Args.leaseMillis(leaseTime, unit));
+    }
+
+    @Override
+    public boolean tryLock() {
+        return acquireUninterruptibly(0, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException {
+        return acquireInterruptibly(Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return acquireInterruptibly(Args.waitNanos(waitTime, unit), lease);
+    }
+
+    @Override
+    public void unlock() {
+        Futures.await(release(currentThreadId()), describe("unlock"));
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return isHeldByThread(currentThreadId());
+    }
+
+    @Override
+    public boolean isHeldByThread(long threadId) {
+        return holdCount(threadId) > 0;
+    }
+
+    @Override
+    public int getHoldCount() {
+        return holdCount(currentThreadId());
+    }
+
+    private int holdCount(long owner) {
+        runtime.checkOpen();
+        return Futures.await(holdCountOnce(runtime.field(owner)), describe("read hold count of"));
+    }
+
+    @Override
+    public boolean isLocked() {
+        runtime.checkOpen();
+        return Futures.await(runtime.gateway().commands().exists(key).toCompletableFuture(), describe("check"))
+                > 0;
+    }
+
+    @Override
+    public long remainTimeToLive() {
+        runtime.checkOpen();
+        return Futures.await(runtime.gateway().commands().pttl(key).toCompletableFuture(), describe("read TTL of"));
+    }
+
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("distributed locks have no conditions: lock '" + name
+                + "' cannot create one; use a Redis list or stream to signal between processes");
+    }
+
+    private boolean acquireUninterruptibly(long waitNanos, long leaseMillis) {
+        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
+        return Futures.await(acquisition.result, describe("acquire"));
+    }
+
+    private boolean acquireInterruptibly(long waitNanos, long leaseMillis) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring lock '" + name + "'");
+        }
+        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
+        try {
+            return acquisition.result.get();
+        } catch (ExecutionException e) {
+            throw Exceptions.translate(describe("acquire"), e);
+        } catch (InterruptedException interrupt) {
+            acquisition.cancel();
+            settleAfterInterrupt(acquisition, interrupt);
+            throw interrupt;
+        }
+    }
+
+    /**
+     * After an interrupt, waits (bounded by the command timeouts involved) for the attempt in
+     * flight to settle, so that the subscription is gone and no hold is left when the caller
+     * sees the {@link InterruptedException}. A hold won in that window is released again.
+     */
+    private void settleAfterInterrupt(Acquisition acquisition, InterruptedException interrupt) {
+        long bound = 3 * runtime.config().commandTimeout().toMillis() + 1000;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
+        while (true) {
+            try {
+                if (Boolean.TRUE.equals(acquisition.result.get(Math.max(0, deadline - System.nanoTime()),
+                        TimeUnit.NANOSECONDS))) {
+                    release(acquisition.owner).get(bound, TimeUnit.MILLISECONDS);
+                }
+                return;
+            } catch (InterruptedException again) {
+                // Already on the way out with an InterruptedException; keep settling.
+            } catch (ExecutionException | TimeoutException e) {
+                interrupt.addSuppressed(Exceptions.translate(describe("settle interrupted acquire of"), e));
+                return;
+            }
+        }
+    }
+
+    // ---- asynchronous API --------------------------------------------------------------------
+
+    @Override
+    public CompletionStage<Void> lockAsync(long ownerThreadId) {
+        return start(ownerThreadId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE).result.thenApply(acquired -> null);
+    }
+
+    @Override
+    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return start(ownerThreadId, Args.FOREVER_NANOS, lease).result.thenApply(acquired -> null);
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
+        return start(ownerThreadId, 0, Args.WATCHDOG_LEASE).result;
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return start(ownerThreadId, Args.waitNanos(waitTime, unit), lease).result;
+    }
+
+    @Override
+    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
+        return release(ownerThreadId);
+    }
+
+    // ---- the engine --------------------------------------------------------------------------
+
+    private Acquisition start(long owner, long waitNanos, long leaseMillis) {
+        runtime.checkOpen();
+        Acquisition acquisition = new Acquisition(owner, waitNanos, leaseMillis);
+        acquisition.begin();
+        return acquisition;
+    }
+
+    private CompletableFuture<Void> release(long owner) {
+        runtime.checkOpen();
+        String field = runtime.field(owner);
+        Hold hold = runtime.watchdog().get(this, owner);
+        long lease = hold != null ? hold.leaseMillis : runtime.watchdog().leaseMillis();
+        if (hold != null) {
+            hold.releasing.incrementAndGet();
+        }
+        CompletableFuture<Long> reply;
+        try {
+            reply = releaseOnce(field, lease);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.handle((outcome, error) -> {
+            if (hold != null) {
+                hold.releasing.decrementAndGet();
+            }
+            if (error != null) {
+                throw Exceptions.translate(describe("unlock"), error);
+            }
+            if (outcome == null) {
+                if (hold == null) {
+                    throw Exceptions.notHeld(name, field);
+                }
+                runtime.watchdog().forget(hold);
+                throw Exceptions.holdLost(name, field, hold.leaseMillis, hold.watchdog, hold.lossCause);
+            }
+            if (outcome == 1 && hold != null) {
+                runtime.watchdog().forget(hold);
+            }
+            return null;
+        });
+    }
+
+    private void rollback(long owner, int countBefore, Throwable reason) {
+        String field = runtime.field(owner);
+        CompletableFuture<Long> undo;
+        try {
+            undo = rollbackOnce(field, countBefore);
+        } catch (RuntimeException e) {
+            undo = CompletableFuture.failedFuture(e);
+        }
+        undo.whenComplete((undone, error) -> {
+            if (error != null) {
+                // The lease still bounds it: without a recorded hold the watchdog never renews it.
+                LOG.warn("could not undo an uncertain acquire of lock '{}' by {} ({}); it expires with its lease",
+                        name, field, Exceptions.unwrap(error).toString());
+                if (reason != null) {
+                    reason.addSuppressed(Exceptions.unwrap(error));
+                }
+            } else if (undone != null && undone == 1) {
+                LOG.debug("undid an acquire of lock '{}' by {} whose outcome was not seen", name, field);
+            }
+        });
+    }
+
+    /**
+     * One acquire with its deadline, run as a chain of callbacks rather than a blocked thread:
+     * an unlock message triggers the next attempt directly from the I/O thread, and the caller
+     * (sync API) only waits for {@link #result}.
+     */
+    final class Acquisition {
+
+        final long owner;
+        final CompletableFuture<Boolean> result = new CompletableFuture<>();
+        private final long leaseMillis;
+        private final long waitNanos;
+        private final long startNanos;
+        private final String field;
+        private final boolean reentry;
+        private final AtomicBoolean finished = new AtomicBoolean();
+        private final AtomicReference<UnlockChannels.Channel> subscription = new AtomicReference<>();
+        private volatile boolean cancelled;
+        private volatile UnlockChannels.Waiter parked;
+
+        Acquisition(long owner, long waitNanos, long leaseMillis) {
+            this.owner = owner;
+            this.waitNanos = waitNanos;
+            this.leaseMillis = leaseMillis;
+            this.startNanos = runtime.nanoTime();
+            this.field = runtime.field(owner);
+            Hold hold = runtime.watchdog().get(LockBase.this, owner);
+            this.reentry = hold != null && !hold.lost;
+        }
+
+        void begin() {
+            runtime.register(this);
+            if (reentry) {
+                // Undoing an acquire whose reply was lost needs the exact count before it;
+                // a first acquire starts from 0 and needs no round trip for that.
+                holdCountOnce(field).whenComplete((count, error) -> {
+                    if (error != null) {
+                        finish(null, Exceptions.translate(describe("acquire"), error));
+                    } else {
+                        attempt(count);
+                    }
+                });
+            } else {
+                attempt(0);
+            }
+        }
+
+        private void attempt(int before) {
+            if (cancelled) {
+                finish(false, null);
+                return;
+            }
+            long lease = leaseMillis == Args.WATCHDOG_LEASE ? runtime.watchdog().leaseMillis() : leaseMillis;
+            CompletableFuture<Long> reply;
+            try {
+                reply = acquireOnce(field, lease);
+            } catch (RuntimeException e) {
+                reply = CompletableFuture.failedFuture(e);
+            }
+            reply.whenComplete((ttl, error) -> onReply(before, ttl, error));
+        }
+
+        private void onReply(int before, Long ttl, Throwable error) {
+            if (error != null) {
+                RuntimeException failure = Exceptions.translate(describe("acquire"), error);
+                if (Exceptions.outcomeUnknown(error)) {
+                    rollback(owner, before, failure);
+                }
+                finish(null, failure);
+                return;
+            }
+            if (ttl == null) {
+                if (cancelled) {
+                    rollback(owner, before, null);
+                    finish(false, null);
+                } else {
+                    runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis);
+                    finish(true, null);
+                }
+                return;
+            }
+            long leftNanos = waitNanos - (runtime.nanoTime() - startNanos);
+            if (leftNanos <= 0 || cancelled) {
+                finish(false, null);
+                return;
+            }
+            UnlockChannels.Channel subscribed = subscription.get();
+            if (subscribed == null) {
+                subscribeThenRetry(before);
+                return;
+            }
+            long leftMillis = TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1;
+            long parkMillis = ttl > 0 ? Math.min(ttl, leftMillis) : leftMillis;
+            UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), parkMillis);
+            parked = waiter;
+            if (cancelled) {
+                waiter.fire();
+            }
+        }
+
+        private void subscribeThenRetry(int before) {
+            runtime.channels().subscribe(channel).whenComplete((subscribed, error) -> {
+                if (error != null) {
+                    finish(null, Exceptions.translate(describe("wait for"), error));
+                    return;
+                }
+                subscription.set(subscribed);
+                if (finished.get()) {
+                    releaseSubscription();
+                } else {
+                    // The holder may have released before the subscription was in place.
+                    attempt(before);
+                }
+            });
+        }
+
+        void cancel() {
+            cancelled = true;
+            UnlockChannels.Waiter waiter = parked;
+            if (waiter != null) {
+                waiter.fire();
+            }
+        }
+
+        /** Ends the wait at once with {@code failure}, e.g. because the client is closing. */
+        void abort(RuntimeException failure) {
+            cancel();
+            finish(null, failure);
+        }
+
+        private void finish(Boolean acquired, RuntimeException failure) {
+            if (!finished.compareAndSet(false, true)) {
+                return;
+            }
+            releaseSubscription();
+            runtime.unregister(this);
+            if (failure != null) {
+                result.completeExceptionally(failure);
+            } else {
+                result.complete(acquired);
+            }
+        }
+
+        private void releaseSubscription() {
+            UnlockChannels.Channel subscribed = subscription.getAndSet(null);
+            if (subscribed != null) {
+                runtime.channels().release(subscribed);
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package io.relock.internal;
+
+import io.lettuce.core.RedisURI;
+
+/** Parsing of configured URIs, and redaction so that no password reaches a message or log. */
+public final class RedisUris {
+
+    private RedisUris() {}
+
+    public static RedisURI parse(String uri, String setting) {
+        Args.notNull(uri, setting);
+        try {
+            RedisURI parsed = RedisURI.create(uri);
+            Args.require(parsed.getHost() != null && !parsed.getHost().isEmpty(),
+                    "%s: no host in Redis URI '%s'", setting, redact(uri));
+            return parsed;
+        } catch (IllegalArgumentException e) {
+            String reason = String.valueOf(e.getMessage()).replace(uri, redact(uri));
+            throw new IllegalArgumentException(
+                    setting + ": invalid Redis URI '" + redact(uri) + "': " + reason);
+        }
+    }
+
+    public static String redact(String uri) {
+        int scheme = uri.indexOf("://");
+        int at = uri.lastIndexOf('@');
+        if (scheme < 0 || at < scheme) {
+            return uri;
+        }
+        return uri.substring(0, scheme + 3) + "***@" + uri.substring(at + 1);
+    }
+}

@@ -1,0 +1,52 @@
+package io.relock.internal;
+
+import io.lettuce.core.ScriptOutputType;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The reentrant lock in Redisson's layout: a hash from owner to hold count, expiring after the
+ * lease, with releases announced on {@code redisson_lock__channel:{name}}.
+ */
+public final class ReentrantRedisLock extends LockBase {
+
+    public ReentrantRedisLock(ClientRuntime runtime, String name) {
+        super(runtime, name);
+    }
+
+    @Override
+    protected CompletableFuture<Long> acquireOnce(String field, long leaseMillis) {
+        return runtime.gateway().eval(Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER, new String[] {key()},
+                Long.toString(leaseMillis), field);
+    }
+
+    @Override
+    protected CompletableFuture<Long> releaseOnce(String field, long leaseMillis) {
+        return runtime.gateway().eval(Script.LOCK_RELEASE, ScriptOutputType.INTEGER, new String[] {key(), channel()},
+                UnlockChannels.UNLOCK_MESSAGE, Long.toString(leaseMillis), field);
+    }
+
+    @Override
+    protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
+        return runtime.gateway().eval(Script.LOCK_ROLLBACK, ScriptOutputType.INTEGER, new String[] {key(), channel()},
+                field, Integer.toString(countBefore), UnlockChannels.UNLOCK_MESSAGE);
+    }
+
+    @Override
+    protected CompletableFuture<Integer> holdCountOnce(String field) {
+        return runtime.gateway().commands().hget(key(), field).toCompletableFuture()
+                .thenApply(count -> count == null ? 0 : Integer.parseInt(count));
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        runtime.checkOpen();
+        CompletableFuture<Long> reply = runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {key(), channel()}, UnlockChannels.UNLOCK_MESSAGE);
+        return Futures.await(reply, "force-unlock lock '" + getName() + "'") == 1;
+    }
+
+    @Override
+    public String toString() {
+        return "ReentrantRedisLock{name='" + getName() + "'}";
+    }
+}

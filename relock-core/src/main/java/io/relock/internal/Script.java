@@ -1,0 +1,58 @@
+package io.relock.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * A Lua script shipped as a resource under {@code io/relock/internal/scripts/}. Its SHA-1 is
+ * computed here, so EVALSHA needs no round trip to learn it.
+ */
+public enum Script {
+    LOCK_ACQUIRE("lock_acquire"),
+    LOCK_RELEASE("lock_release"),
+    LOCK_ROLLBACK("lock_rollback"),
+    LOCK_FORCE_RELEASE("lock_force_release"),
+    LOCK_RENEW("lock_renew");
+
+    private final String source;
+    private final String sha;
+
+    Script(String name) {
+        this.source = load(name);
+        this.sha = sha1(source);
+    }
+
+    public String source() {
+        return source;
+    }
+
+    public String sha() {
+        return sha;
+    }
+
+    private static String load(String name) {
+        String path = "scripts/" + name + ".lua";
+        try (InputStream in = Script.class.getResourceAsStream(path)) {
+            if (in == null) {
+                throw new IllegalStateException("missing script resource " + path);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read script resource " + path, e);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required of every JDK", e);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+package io.relock.internal;
+
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.netty.util.Timeout;
+import io.netty.util.Timer;
+import java.net.SocketAddress;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Unlock notifications over the client's single pub/sub connection. Each channel is subscribed
+ * while at least one waiter of this client needs it (reference-counted) and unsubscribed when
+ * the last one leaves.
+ *
+ * <p>A waiter parks a callback with a timeout; an unlock message runs one parked callback (a
+ * read-unlock message runs all of them). A message that arrives while nobody is parked is kept
+ * as a permit, so a release between a failed attempt and the next park is not lost. Every
+ * wake-up is only a hint: the callback tries to acquire again. After the connection comes back
+ * every parked callback runs, since messages may have been missed while it was down.
+ */
+public final class UnlockChannels {
+
+    /** Message published when a lock is released. */
+    public static final String UNLOCK_MESSAGE = "0";
+    /** Message published when a read lock is released: every waiter may proceed. */
+    public static final String READ_UNLOCK_MESSAGE = "1";
+
+    private final StatefulRedisPubSubConnection<String, String> connection;
+    private final Timer timer;
+    private final Map<String, Channel> channels = new HashMap<>();
+
+    public UnlockChannels(StatefulRedisPubSubConnection<String, String> connection, Timer timer) {
+        this.connection = connection;
+        this.timer = timer;
+        connection.addListener(new RedisPubSubAdapter<>() {
+            @Override
+            public void message(String channel, String message) {
+                onMessage(channel, message);
+            }
+        });
+        connection.addListener(new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(io.lettuce.core.RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                wakeEveryone();
+            }
+        });
+    }
+
+    /** Subscribes (or joins an existing subscription); completes when the server confirmed it. */
+    public CompletableFuture<Channel> subscribe(String name) {
+        Channel channel;
+        synchronized (channels) {
+            channel = channels.get(name);
+            if (channel == null) {
+                channel = new Channel(name);
+                channels.put(name, channel);
+                channel.ready = connection.async().subscribe(name).toCompletableFuture();
+            }
+            channel.references++;
+        }
+        Channel subscribed = channel;
+        return channel.ready.handle((ignored, error) -> {
+            if (error != null) {
+                release(subscribed);
+                throw Exceptions.translate("subscribe to " + name, error);
+            }
+            return subscribed;
+        });
+    }
+
+    /** Leaves a subscription; the last one out unsubscribes. */
+    public void release(Channel channel) {
+        synchronized (channels) {
+            if (--channel.references > 0) {
+                return;
+            }
+            channels.remove(channel.name);
+            // Sent under the lock so that a SUBSCRIBE for a new waiter of the same name is
+            // written after it on the one connection, not undone by it.
+            connection.async().unsubscribe(channel.name);
+        }
+    }
+
+    /** How many channels this client is subscribed to (for tests and the inspector). */
+    public int subscribedChannels() {
+        synchronized (channels) {
+            return channels.size();
+        }
+    }
+
+    private void onMessage(String name, String message) {
+        Channel channel;
+        synchronized (channels) {
+            channel = channels.get(name);
+        }
+        if (channel != null) {
+            channel.signal(READ_UNLOCK_MESSAGE.equals(message));
+        }
+    }
+
+    private void wakeEveryone() {
+        List<Channel> all;
+        synchronized (channels) {
+            all = new ArrayList<>(channels.values());
+        }
+        for (Channel channel : all) {
+            channel.signal(true);
+        }
+    }
+
+    /** One subscribed channel with its parked waiters. */
+    public final class Channel {
+
+        private final String name;
+        private final ArrayDeque<Waiter> parked = new ArrayDeque<>();
+        private int permits;
+        private int references; // guarded by channels
+        private CompletableFuture<Void> ready;
+
+        private Channel(String name) {
+            this.name = name;
+        }
+
+        /**
+         * Runs {@code wakeUp} once, at the next unlock message (or at once if one came since the
+         * last wake-up), or after {@code timeoutMillis}, whichever is first.
+         */
+        public Waiter park(Runnable wakeUp, long timeoutMillis) {
+            Waiter waiter = new Waiter(this, wakeUp);
+            boolean runNow;
+            synchronized (this) {
+                runNow = permits > 0;
+                if (runNow) {
+                    permits--;
+                } else {
+                    parked.addLast(waiter);
+                }
+            }
+            if (runNow) {
+                waiter.fire();
+            } else {
+                waiter.timeout = timer.newTimeout(t -> waiter.fire(), Math.max(1, timeoutMillis), TimeUnit.MILLISECONDS);
+            }
+            return waiter;
+        }
+
+        private void signal(boolean all) {
+            List<Waiter> woken = new ArrayList<>();
+            synchronized (this) {
+                if (all) {
+                    woken.addAll(parked);
+                    parked.clear();
+                } else if (!parked.isEmpty()) {
+                    woken.add(parked.pollFirst());
+                } else {
+                    permits++;
+                }
+            }
+            woken.forEach(Waiter::fire);
+        }
+
+        private synchronized void remove(Waiter waiter) {
+            parked.remove(waiter);
+        }
+    }
+
+    /** A parked wake-up; fires at most once. */
+    public static final class Waiter {
+
+        private final Channel channel;
+        private final Runnable wakeUp;
+        private final AtomicBoolean fired = new AtomicBoolean();
+        private volatile Timeout timeout;
+
+        private Waiter(Channel channel, Runnable wakeUp) {
+            this.channel = channel;
+            this.wakeUp = wakeUp;
+        }
+
+        /** Wakes the waiter now (if it has not woken yet). */
+        public void fire() {
+            if (!fired.compareAndSet(false, true)) {
+                return;
+            }
+            channel.remove(this);
+            Timeout pending = timeout;
+            if (pending != null) {
+                pending.cancel();
+            }
+            wakeUp.run();
+        }
+    }
+}

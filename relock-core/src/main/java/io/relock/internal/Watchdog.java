@@ -1,0 +1,173 @@
+package io.relock.internal;
+
+import io.lettuce.core.ScriptOutputType;
+import io.netty.util.Timer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps this client's holds, and renews those without an explicit lease: one tick every third
+ * of the watchdog timeout renews all of them in a few multi-key script calls sent together,
+ * not one task per lock. At most one tick's renewals are in flight; a tick that finds the last
+ * one still running skips. The timer only sends commands, it never waits for Redis.
+ */
+final class Watchdog {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Watchdog.class);
+
+    /** Keys per renewal script call: bounds how long one call keeps Redis busy. */
+    static final int BATCH_SIZE = 500;
+
+    private record HoldKey(String key, long owner) {}
+
+    private final Map<HoldKey, Hold> holds = new ConcurrentHashMap<>();
+    private final RedisGateway gateway;
+    private final Timer timer;
+    private final LongSupplier nanoTime;
+    private final long leaseMillis;
+    private final long intervalMillis;
+    private final BiConsumer<Hold, Throwable> onLost;
+    private final AtomicBoolean renewing = new AtomicBoolean();
+    private volatile boolean stopped;
+
+    Watchdog(RedisGateway gateway, Timer timer, LongSupplier nanoTime, long leaseMillis,
+            BiConsumer<Hold, Throwable> onLost) {
+        this.gateway = gateway;
+        this.timer = timer;
+        this.nanoTime = nanoTime;
+        this.leaseMillis = leaseMillis;
+        this.intervalMillis = Math.max(1, leaseMillis / 3);
+        this.onLost = onLost;
+    }
+
+    long leaseMillis() {
+        return leaseMillis;
+    }
+
+    void start() {
+        schedule();
+    }
+
+    void stop() {
+        stopped = true;
+    }
+
+    /** Records an acquire; {@code requestedLease} is {@link Args#WATCHDOG_LEASE} for renewal. */
+    void acquired(LockBase lock, long owner, String field, long requestedLease) {
+        boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
+        long lease = watchdog ? leaseMillis : requestedLease;
+        holds.compute(new HoldKey(lock.key(), owner), (key, previous) -> {
+            // A re-entry keeps the watchdog if any acquire of this hold asked for it, as Redisson does.
+            if (previous != null && !previous.lost && previous.watchdog) {
+                return previous;
+            }
+            return new Hold(lock, owner, field, lease, watchdog, nanoTime.getAsLong());
+        });
+    }
+
+    Hold get(LockBase lock, long owner) {
+        return holds.get(new HoldKey(lock.key(), owner));
+    }
+
+    void forget(Hold hold) {
+        holds.remove(new HoldKey(hold.lock.key(), hold.owner), hold);
+    }
+
+    int size() {
+        return holds.size();
+    }
+
+    private void schedule() {
+        if (!stopped) {
+            timer.newTimeout(timeout -> tick(), intervalMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void tick() {
+        try {
+            if (!stopped && renewing.compareAndSet(false, true)) {
+                renewAll().whenComplete((ignored, error) -> renewing.set(false));
+            }
+        } finally {
+            schedule();
+        }
+    }
+
+    private CompletableFuture<Void> renewAll() {
+        List<Hold> due = new ArrayList<>();
+        for (Hold hold : holds.values()) {
+            if (hold.watchdog && !hold.lost) {
+                due.add(hold);
+            }
+        }
+        List<CompletableFuture<?>> batches = new ArrayList<>();
+        for (int from = 0; from < due.size(); from += BATCH_SIZE) {
+            batches.add(renew(due.subList(from, Math.min(due.size(), from + BATCH_SIZE))));
+        }
+        return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new));
+    }
+
+    private CompletableFuture<Void> renew(List<Hold> batch) {
+        String[] keys = new String[batch.size()];
+        String[] args = new String[batch.size() + 1];
+        args[0] = Long.toString(leaseMillis);
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = batch.get(i).lock.key();
+            args[i + 1] = batch.get(i).field;
+        }
+        long sentAt = nanoTime.getAsLong();
+        CompletableFuture<List<Object>> reply;
+        try {
+            reply = gateway.eval(Script.LOCK_RENEW, ScriptOutputType.MULTI, keys, args);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.handle((renewed, error) -> {
+            if (error != null) {
+                renewalFailed(batch, error);
+            } else {
+                for (int i = 0; i < keys.length; i++) {
+                    Hold hold = batch.get(i);
+                    if (((Number) renewed.get(i)).longValue() == 1) {
+                        hold.renewedAtNanos = sentAt;
+                    } else if (hold.releasing.get() == 0 && get(hold.lock, hold.owner) == hold) {
+                        markLost(hold, null);
+                    }
+                }
+            }
+            return null;
+        });
+    }
+
+    private void renewalFailed(List<Hold> batch, Throwable error) {
+        long now = nanoTime.getAsLong();
+        for (Hold hold : batch) {
+            long sinceRenewal = TimeUnit.NANOSECONDS.toMillis(now - hold.renewedAtNanos);
+            // Lost once the lease would run out before the next tick could try again.
+            if (sinceRenewal + intervalMillis >= hold.leaseMillis) {
+                markLost(hold, Exceptions.unwrap(error));
+            } else {
+                LOG.debug("renewal of lock '{}' failed, retrying at the next tick: {}", hold.lock.getName(),
+                        Exceptions.unwrap(error).toString());
+            }
+        }
+    }
+
+    private void markLost(Hold hold, Throwable cause) {
+        if (hold.lost) {
+            return;
+        }
+        hold.lossCause = cause;
+        hold.lost = true;
+        onLost.accept(hold, cause);
+    }
+}
