@@ -1,0 +1,394 @@
+package io.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relock.testkit.RedisExtension;
+import io.relock.testkit.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The behaviour every lock type promises, on a real Redis. A lock type's test extends this and
+ * supplies {@link #newLock}.
+ */
+abstract class LockContractTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = RedisExtension.perClass();
+
+    /** Generous bound for anything that should happen "promptly"; never a performance claim. */
+    static final Duration PROMPTLY = Duration.ofSeconds(10);
+
+    protected RedisServer server;
+    protected Clients clients;
+    private Relock inspector;
+
+    @BeforeEach
+    void startClients(RedisServer server) {
+        this.server = server;
+        this.clients = new Clients(server);
+    }
+
+    @AfterEach
+    void closeClients() {
+        clients.close();
+        inspector = null;
+    }
+
+    protected abstract DistributedLock newLock(Relock client, String name);
+
+    protected DistributedLock newLock(String name) {
+        return newLock(clients.create(), name);
+    }
+
+    private static <T> T inThread(Threads.Body<T> work) throws Exception {
+        try {
+            return Threads.call(work).get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Exception cause) {
+                throw cause;
+            }
+            throw e;
+        }
+    }
+
+    @Test
+    void mutualExclusionHoldsAcrossClientsAndThreads() throws Exception {
+        int clientCount = 4;
+        int threadsPerClient = 32;
+        int rounds = 4;
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger counter = new AtomicInteger();
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CountDownLatch gate = new CountDownLatch(1);
+        for (int c = 0; c < clientCount; c++) {
+            DistributedLock lock = newLock(clients.create(), "contended");
+            for (int t = 0; t < threadsPerClient; t++) {
+                threads.add(new Thread(() -> {
+                    try {
+                        gate.await();
+                        for (int i = 0; i < rounds; i++) {
+                            lock.lock();
+                            try {
+                                if (!inside.compareAndSet(false, true)) {
+                                    overlaps.incrementAndGet();
+                                }
+                                int seen = counter.get();
+                                Thread.yield();
+                                counter.set(seen + 1); // deliberately not atomic: overlaps lose updates
+                                inside.set(false);
+                            } finally {
+                                lock.unlock();
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+        }
+        threads.forEach(Thread::start);
+        gate.countDown();
+        for (Thread thread : threads) {
+            thread.join(Duration.ofSeconds(60).toMillis());
+            assertThat(thread.isAlive()).as("worker finished").isFalse();
+        }
+        assertThat(failures).isEmpty();
+        assertThat(overlaps.get()).as("overlapping critical sections").isZero();
+        assertThat(counter.get()).as("lost updates").isEqualTo(clientCount * threadsPerClient * rounds);
+    }
+
+    @Test
+    void exactlyOneOfAThousandTryLocksWins() throws Exception {
+        DistributedLock lock = newLock("race");
+        int contenders = 1000;
+        CountDownLatch gate = new CountDownLatch(1);
+        CountDownLatch tried = new CountDownLatch(contenders);
+        AtomicInteger winners = new AtomicInteger();
+        List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < contenders; i++) {
+            threads.add(new Thread(() -> {
+                try {
+                    gate.await();
+                    boolean won = lock.tryLock();
+                    tried.countDown();
+                    if (won) {
+                        winners.incrementAndGet();
+                        tried.await(); // hold until everyone has tried
+                        lock.unlock();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                    tried.countDown();
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        gate.countDown();
+        for (Thread thread : threads) {
+            thread.join(Duration.ofSeconds(60).toMillis());
+        }
+        assertThat(failures).isEmpty();
+        assertThat(winners.get()).isEqualTo(1);
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void reentryCountsHoldsAndTheLastUnlockReleases() {
+        DistributedLock lock = newLock("reentrant");
+        lock.lock();
+        assertThat(lock.tryLock()).isTrue();
+        lock.lock(5, TimeUnit.SECONDS);
+        assertThat(lock.getHoldCount()).isEqualTo(3);
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.unlock();
+        lock.unlock();
+        assertThat(lock.getHoldCount()).isEqualTo(1);
+        assertThat(lock.isLocked()).isTrue();
+        lock.unlock();
+        assertThat(lock.getHoldCount()).isZero();
+        assertThat(lock.isLocked()).isFalse();
+        assertThat(lock.remainTimeToLive()).isEqualTo(-2);
+    }
+
+    @Test
+    void anotherOwnerCannotEnterWhileHeld() throws Exception {
+        DistributedLock lock = newLock("held");
+        lock.lock();
+        boolean otherThreadEntered = inThread(() -> lock.tryLock());
+        assertThat(otherThreadEntered).isFalse();
+        assertThat(newLock("held").tryLock()).as("other client").isFalse();
+        lock.unlock();
+        assertThat(newLock("held").tryLock()).isTrue();
+    }
+
+    @Test
+    void anExpiredLeaseFreesTheLockAndTheLateUnlockSaysSo() throws Exception {
+        DistributedLock first = newLock("lease");
+        DistributedLock second = newLock("lease");
+        assertThat(first.tryLock(0, 200, TimeUnit.MILLISECONDS)).isTrue();
+        long ttl = first.remainTimeToLive();
+        assertThat(ttl).isBetween(1L, 200L);
+        assertThat(inThread(() -> second.tryLock(PROMPTLY.toMillis(), 10_000, TimeUnit.MILLISECONDS))).isTrue();
+        assertThatThrownBy(first::unlock)
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("'lease'")
+                .hasMessageContaining("lease of 200 ms ran out");
+    }
+
+    @Test
+    void tryLockWithWaitGivesUpAfterAboutTheWait() throws Exception {
+        DistributedLock lock = newLock("busy");
+        lock.lock();
+        DistributedLock other = newLock("busy");
+        long start = System.nanoTime();
+        boolean acquired = inThread(() -> other.tryLock(300, TimeUnit.MILLISECONDS));
+        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(acquired).isFalse();
+        assertThat(elapsedMillis).isGreaterThanOrEqualTo(300).isLessThan(PROMPTLY.toMillis());
+        assertThat(redisWaiters("busy")).isZero();
+    }
+
+    @Test
+    void aWaiterAcquiresWhenTheHolderUnlocks() throws Exception {
+        DistributedLock lock = newLock(clients.create(Duration.ofSeconds(30)), "handoff");
+        lock.lock();
+        DistributedLock other = newLock("handoff");
+        CompletableFuture<Boolean> waiter = Threads.call(() -> other.tryLock(30, TimeUnit.SECONDS));
+        Eventually.await(PROMPTLY, "the waiter subscribed", () -> redisWaiters("handoff") > 0);
+        lock.unlock();
+        // The holder's TTL is 30 s: acquiring well before that proves the unlock message woke it.
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    }
+
+    @Test
+    void interruptingAWaiterThrowsAndLeavesNoSubscription() throws Exception {
+        DistributedLock lock = newLock("interrupted");
+        lock.lock();
+        DistributedLock other = newLock("interrupted");
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        Thread waiter = new Thread(() -> {
+            try {
+                other.lockInterruptibly();
+                outcome.set(new AssertionError("acquired a held lock"));
+            } catch (Throwable t) {
+                outcome.set(t);
+            } finally {
+                done.countDown();
+            }
+        });
+        waiter.start();
+        Eventually.await(PROMPTLY, "the waiter subscribed", () -> redisWaiters("interrupted") > 0);
+        waiter.interrupt();
+        assertThat(done.await(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+        assertThat(other.isHeldByThread(waiter.getId())).isFalse();
+        Eventually.await(PROMPTLY, "no subscription left", () -> redisWaiters("interrupted") == 0);
+        lock.unlock();
+    }
+
+    @Test
+    void anInterruptedThreadDoesNotStartWaiting() {
+        DistributedLock lock = newLock("flagged");
+        Thread.currentThread().interrupt();
+        assertThatThrownBy(lock::lockInterruptibly).isInstanceOf(InterruptedException.class);
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void lockIsNotInterruptibleButKeepsTheInterrupt() throws Exception {
+        DistributedLock lock = newLock("uninterruptible");
+        Thread.currentThread().interrupt();
+        lock.lock();
+        assertThat(Thread.interrupted()).as("interrupt flag kept").isTrue();
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void unlockByAnotherThreadThrowsNamingTheLock() throws Exception {
+        DistributedLock lock = newLock("mine");
+        lock.lock();
+        Future<?> attempt = Threads.run(() -> {
+            lock.unlock();
+            return null;
+        });
+        assertThatThrownBy(() -> attempt.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS))
+                .hasCauseInstanceOf(IllegalMonitorStateException.class)
+                .cause().hasMessageContaining("'mine'");
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        lock.unlock();
+    }
+
+    @Test
+    void unlockingTwiceThrows() {
+        DistributedLock lock = newLock("twice");
+        lock.lock();
+        lock.unlock();
+        assertThatThrownBy(lock::unlock)
+                .isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("'twice'");
+    }
+
+    @Test
+    void forceUnlockReleasesAnyHolderAndWakesWaiters() throws Exception {
+        DistributedLock holder = newLock(clients.create(Duration.ofSeconds(30)), "forced");
+        holder.lock();
+        holder.lock();
+        DistributedLock waiterLock = newLock("forced");
+        CompletableFuture<Boolean> waiter = Threads.call(() -> waiterLock.tryLock(30, TimeUnit.SECONDS));
+        Eventually.await(PROMPTLY, "the waiter subscribed", () -> redisWaiters("forced") > 0);
+        assertThat(newLock("forced").forceUnlock()).isTrue();
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(newLock("free").forceUnlock()).isFalse();
+    }
+
+    @Test
+    void waitOfZeroOrLessIsOneAttempt() throws Exception {
+        DistributedLock lock = newLock("once");
+        lock.lock();
+        DistributedLock other = newLock("once");
+        assertThat(inThread(() -> other.tryLock(0, TimeUnit.SECONDS))).isFalse();
+        assertThat(inThread(() -> other.tryLock(-5, TimeUnit.SECONDS))).isFalse();
+        assertThat(inThread(() -> other.tryLock(Long.MIN_VALUE, 1, TimeUnit.SECONDS))).isFalse();
+        lock.unlock();
+        assertThat(inThread(() -> other.tryLock(0, TimeUnit.SECONDS))).isTrue();
+    }
+
+    @Test
+    void aHugeWaitWaitsWithoutOverflowing() throws Exception {
+        DistributedLock lock = newLock("huge-wait");
+        lock.lock();
+        DistributedLock other = newLock("huge-wait");
+        CompletableFuture<Boolean> waiter = Threads.call(() -> other.tryLock(Long.MAX_VALUE, TimeUnit.DAYS));
+        Eventually.await(PROMPTLY, "the waiter subscribed", () -> redisWaiters("huge-wait") > 0);
+        assertThat(waiter).isNotDone();
+        lock.unlock();
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    }
+
+    @Test
+    void leaseOfMinusOneMeansTheWatchdogRenews() throws Exception {
+        DistributedLock lock = newLock("watched");
+        assertThat(lock.tryLock(0, -1, TimeUnit.MILLISECONDS)).isTrue();
+        Eventually.letTimePass(Clients.WATCHDOG.multipliedBy(3));
+        assertThat(lock.isHeldByCurrentThread()).isTrue();
+        assertThat(lock.remainTimeToLive()).isPositive();
+        lock.unlock();
+    }
+
+    @Test
+    void badLeasesAndUnitsAreRejectedBeforeTouchingRedis() {
+        DistributedLock lock = newLock("bad-input");
+        assertThatThrownBy(() -> lock.lock(0, TimeUnit.SECONDS))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> lock.lock(-2, TimeUnit.SECONDS))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> lock.tryLock(1, 0, TimeUnit.SECONDS))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> lock.lock(Long.MAX_VALUE, TimeUnit.DAYS))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("overflows");
+        assertThatThrownBy(() -> lock.lockInterruptibly(500, TimeUnit.MICROSECONDS))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1 ms");
+        assertThatThrownBy(() -> lock.lock(1, null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("unit");
+        assertThatThrownBy(() -> lock.tryLock(1, null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("unit");
+        assertThatThrownBy(() -> lock.tryLockAsync(1, 0, TimeUnit.SECONDS, 7))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+        assertThat(server.command("DBSIZE")).isEqualTo(0L);
+    }
+
+    @Test
+    void conditionsAreNotSupported() {
+        assertThatThrownBy(() -> newLock("no-conditions").newCondition())
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("'no-conditions'");
+    }
+
+    @Test
+    void asyncFormsUseTheGivenOwner() throws Exception {
+        DistributedLock lock = newLock("async");
+        lock.lockAsync(101).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isHeldByThread(101)).isTrue();
+        assertThat(lock.tryLockAsync(102).toCompletableFuture().get()).isFalse();
+        assertThatThrownBy(() -> lock.unlockAsync(102).toCompletableFuture().get())
+                .hasCauseInstanceOf(IllegalMonitorStateException.class);
+        CompletableFuture<Boolean> waiting =
+                lock.tryLockAsync(30, -1, TimeUnit.SECONDS, 102).toCompletableFuture();
+        lock.unlockAsync(101).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(waiting.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(lock.isHeldByThread(102)).isTrue();
+        lock.lockAsync(1, TimeUnit.SECONDS, 102).toCompletableFuture().get();
+        assertThat(lock.isHeldByThread(102)).isTrue();
+        lock.unlockAsync(102).toCompletableFuture().get();
+        lock.unlockAsync(102).toCompletableFuture().get();
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    /** Clients subscribed to the lock's unlock channel, as Redis counts them. */
+    protected long redisWaiters(String name) {
+        if (inspector == null) {
+            inspector = clients.create();
+        }
+        return inspector.getLockInfo(name).waitingClients();
+    }
+}
