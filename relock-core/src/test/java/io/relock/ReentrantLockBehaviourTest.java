@@ -8,6 +8,7 @@ import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -263,6 +264,30 @@ class ReentrantLockBehaviourTest {
         other.close();
         for (CompletableFuture<Boolean> waiter : waiters) {
             assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        }
+    }
+
+    @Test
+    void aClientRunsAtMostFourThreadsAndCloseStopsThem() throws Exception {
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        Relock relock = clients.create();
+        BlockingQueue<LockLostEvent> events = new LinkedBlockingQueue<>();
+        relock.addLockListener(events::add);
+        DistributedLock lock = relock.getLock("footprint");
+        lock.lock();
+        CompletableFuture<Boolean> waiter = Threads.call(() -> relock.getLock("footprint").tryLock(200, TimeUnit.MILLISECONDS));
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+        server.command("DEL", "footprint");
+        assertThat(events.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("listener ran").isNotNull();
+        List<Thread> started = Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> !before.contains(thread))
+                .filter(thread -> thread.getName().startsWith("lettuce-") || thread.getName().startsWith("relock-"))
+                .toList();
+        assertThat(started).as("threads of one client: %s", started).hasSizeLessThanOrEqualTo(4);
+        relock.close();
+        for (Thread thread : started) {
+            thread.join(PROMPTLY.toMillis());
+            assertThat(thread.isAlive()).as("%s stopped by close()", thread.getName()).isFalse();
         }
     }
 

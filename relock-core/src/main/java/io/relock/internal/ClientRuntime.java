@@ -214,7 +214,8 @@ public final class ClientRuntime implements AutoCloseable {
         try {
             gateway.close();
         } finally {
-            resources.shutdown(0, 2, TimeUnit.SECONDS);
+            // Waited for, so that close() returning means the client's threads are gone.
+            resources.shutdown(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
             timer.stop();
         }
     }
