@@ -209,13 +209,13 @@ abstract class LockContractTest {
 
     @Test
     void aWaiterAcquiresWhenTheHolderUnlocks() throws Exception {
-        DistributedLock lock = newLock(clients.create(Duration.ofSeconds(30)), "handoff");
+        DistributedLock lock = newLock("handoff");
         lock.lock();
         DistributedLock other = newLock("handoff");
         CompletableFuture<Boolean> waiter = Threads.call(() -> other.tryLock(30, TimeUnit.SECONDS));
         Eventually.await(PROMPTLY, "the waiter subscribed", () -> redisWaiters("handoff") > 0);
         lock.unlock();
-        // The holder's TTL is 30 s: acquiring well before that proves the unlock message woke it.
+        // The holder's lease is 30 s: acquiring well before that proves the unlock message woke it.
         assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
     }
 
@@ -291,7 +291,7 @@ abstract class LockContractTest {
 
     @Test
     void forceUnlockReleasesAnyHolderAndWakesWaiters() throws Exception {
-        DistributedLock holder = newLock(clients.create(Duration.ofSeconds(30)), "forced");
+        DistributedLock holder = newLock("forced");
         holder.lock();
         holder.lock();
         DistributedLock waiterLock = newLock("forced");
@@ -328,9 +328,9 @@ abstract class LockContractTest {
 
     @Test
     void leaseOfMinusOneMeansTheWatchdogRenews() throws Exception {
-        DistributedLock lock = newLock("watched");
+        DistributedLock lock = newLock(clients.create(Clients.SHORT_WATCHDOG), "watched");
         assertThat(lock.tryLock(0, -1, TimeUnit.MILLISECONDS)).isTrue();
-        Eventually.letTimePass(Clients.WATCHDOG.multipliedBy(3));
+        Eventually.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(3));
         assertThat(lock.isHeldByCurrentThread()).isTrue();
         assertThat(lock.remainTimeToLive()).isPositive();
         lock.unlock();

@@ -46,10 +46,10 @@ class ReentrantLockBehaviourTest {
 
     @Test
     void theWatchdogKeepsALockAcrossManyTimeouts() throws Exception {
-        Relock holder = clients.create();
+        Relock holder = clients.create(Clients.SHORT_WATCHDOG);
         DistributedLock lock = holder.getLock("renewed");
         lock.lock();
-        Eventually.letTimePass(Clients.WATCHDOG.multipliedBy(4));
+        Eventually.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(4));
         assertThat(clients.create().getLock("renewed").tryLock()).isFalse();
         assertThat(lock.remainTimeToLive()).isPositive();
         lock.unlock();
@@ -58,21 +58,22 @@ class ReentrantLockBehaviourTest {
 
     @Test
     void theWatchdogStopsRenewingAfterTheLastUnlock() {
-        Relock holder = clients.create();
+        Relock holder = clients.create(Clients.SHORT_WATCHDOG);
         DistributedLock lock = holder.getLock("stopped");
         lock.lock();
         lock.lock();
         lock.unlock();
         lock.unlock();
-        // Plant this owner's hold again with a short TTL: a watchdog still renewing would keep it.
+        // Plant this owner's hold again, expiring after two renewal intervals: a watchdog still
+        // renewing it would keep extending it.
         server.command("HSET", "stopped", field(holder), "1");
-        server.command("PEXPIRE", "stopped", "300");
+        server.command("PEXPIRE", "stopped", Long.toString(Clients.SHORT_WATCHDOG.toMillis() * 2 / 3));
         Eventually.await(PROMPTLY, "the planted hold expired", () -> server.command("EXISTS", "stopped").equals(0L));
     }
 
     @Test
     void aLostLockTellsTheListenerAndTheUnlockSaysSo() throws Exception {
-        Relock holder = clients.create();
+        Relock holder = clients.create(Clients.SHORT_WATCHDOG);
         BlockingQueue<LockLostEvent> events = new LinkedBlockingQueue<>();
         holder.addLockListener(events::add);
         DistributedLock lock = holder.getLock("vanishing");
@@ -93,7 +94,7 @@ class ReentrantLockBehaviourTest {
 
     @Test
     void aListenerThatThrowsDoesNotStopTheOthers() throws Exception {
-        Relock holder = clients.create();
+        Relock holder = clients.create(Clients.SHORT_WATCHDOG);
         BlockingQueue<LockLostEvent> events = new LinkedBlockingQueue<>();
         holder.addLockListener(event -> {
             throw new IllegalStateException("listener failure on purpose");
@@ -106,7 +107,7 @@ class ReentrantLockBehaviourTest {
 
     @Test
     void aRestartOfRedisIsNoticedWaitersDoNotHangAndNewLocksWork() throws Exception {
-        Relock holder = clients.create();
+        Relock holder = clients.create(Clients.SHORT_WATCHDOG);
         BlockingQueue<LockLostEvent> events = new LinkedBlockingQueue<>();
         holder.addLockListener(events::add);
         holder.getLock("restarted").lock();
@@ -150,7 +151,7 @@ class ReentrantLockBehaviourTest {
 
     @Test
     void anAcquireWhoseReplyWasLostIsUndone() {
-        Relock relock = clients.create(Duration.ofSeconds(30));
+        Relock relock = clients.create(Clients.STEADY_WATCHDOG);
         DistributedLock lock = relock.getLock("lost-reply");
         server.pause();
         try {
@@ -167,7 +168,7 @@ class ReentrantLockBehaviourTest {
     @Test
     void aHolderProcessKilledWithSigkillFreesTheLockWithinItsLease() throws Exception {
         try (ChildJvm child = ChildJvm.start(LockHolderMain.class, server.uri(), "crashing",
-                Long.toString(Clients.WATCHDOG.toMillis()))) {
+                Long.toString(Clients.SHORT_WATCHDOG.toMillis()))) {
             child.awaitLine("LOCKED", PROMPTLY);
             DistributedLock lock = clients.create().getLock("crashing");
             assertThat(lock.tryLock()).isFalse();
@@ -204,7 +205,7 @@ class ReentrantLockBehaviourTest {
         LockInfo info = holder.getLockInfo("inspected");
         assertThat(info.isLocked()).isTrue();
         assertThat(info.holders()).containsExactly(java.util.Map.entry(field(holder), 2L));
-        assertThat(info.remainTimeToLive()).isBetween(1L, Clients.WATCHDOG.toMillis());
+        assertThat(info.remainTimeToLive()).isBetween(1L, Clients.STEADY_WATCHDOG.toMillis());
         lock.unlock();
         lock.unlock();
         assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -220,7 +221,7 @@ class ReentrantLockBehaviourTest {
         lock.lock();
         assertThat(server.command("TYPE", "wire")).isEqualTo("hash");
         assertThat(server.command("HGET", "wire", field(relock))).isEqualTo("2");
-        assertThat((Long) server.command("PTTL", "wire")).isBetween(1L, Clients.WATCHDOG.toMillis());
+        assertThat((Long) server.command("PTTL", "wire")).isBetween(1L, Clients.STEADY_WATCHDOG.toMillis());
         lock.unlock();
         lock.unlock();
     }
@@ -241,7 +242,7 @@ class ReentrantLockBehaviourTest {
 
     @Test
     void oneClientUsesTwoConnectionsHoweverManyThreadsWait() throws Exception {
-        Relock other = clients.create();
+        Relock other = clients.create(Clients.SHORT_WATCHDOG);
         other.getLock("crowded").lock();
         other.getLock("crowded-too").lock();
         Relock relock = clients.create();
@@ -270,7 +271,7 @@ class ReentrantLockBehaviourTest {
     @Test
     void aClientRunsAtMostFourThreadsAndCloseStopsThem() throws Exception {
         Set<Thread> before = Thread.getAllStackTraces().keySet();
-        Relock relock = clients.create();
+        Relock relock = clients.create(Clients.SHORT_WATCHDOG);
         BlockingQueue<LockLostEvent> events = new LinkedBlockingQueue<>();
         relock.addLockListener(events::add);
         DistributedLock lock = relock.getLock("footprint");

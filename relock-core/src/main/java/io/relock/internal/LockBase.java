@@ -317,6 +317,7 @@ public abstract class LockBase implements DistributedLock {
         private final AtomicBoolean finished = new AtomicBoolean();
         private final AtomicReference<UnlockChannels.Channel> subscription = new AtomicReference<>();
         private volatile boolean cancelled;
+        private volatile RuntimeException abortCause;
         private volatile UnlockChannels.Waiter parked;
 
         Acquisition(long owner, long waitNanos, long leaseMillis) {
@@ -425,14 +426,18 @@ public abstract class LockBase implements DistributedLock {
 
         /** Ends the wait at once with {@code failure}, e.g. because the client is closing. */
         void abort(RuntimeException failure) {
+            // Set before cancelling: the cancelled attempt may finish first, and must not
+            // report a plain "not acquired" to a lock() that has no such answer.
+            abortCause = failure;
             cancel();
             finish(null, failure);
         }
 
-        private void finish(Boolean acquired, RuntimeException failure) {
+        private void finish(Boolean acquired, RuntimeException error) {
             if (!finished.compareAndSet(false, true)) {
                 return;
             }
+            RuntimeException failure = error != null ? error : abortCause;
             releaseSubscription();
             runtime.unregister(this);
             if (failure != null) {

@@ -1,0 +1,46 @@
+package io.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relock.testkit.RedisServer;
+import org.junit.jupiter.api.Test;
+
+/** Passwords and databases given in the server URI. */
+class ConnectionSettingsTest {
+
+    private static final String PASSWORD = "s3cret-pw";
+
+    @Test
+    void aPasswordInTheUriIsUsedAndAWrongOneFailsAtCreateWithoutShowingIt() {
+        try (RedisServer server = RedisServer.start()) {
+            server.command("CONFIG", "SET", "requirepass", PASSWORD);
+            String base = "127.0.0.1:" + server.port();
+            try (Relock relock = Relock.create(RelockConfig.builder()
+                    .singleServer("redis://:" + PASSWORD + "@" + base).build())) {
+                DistributedLock lock = relock.getLock("guarded");
+                assertThat(lock.tryLock()).isTrue();
+                lock.unlock();
+            }
+            assertThatThrownBy(() -> Relock.create(RelockConfig.builder()
+                    .singleServer("redis://:wrong-" + PASSWORD + "@" + base).build()))
+                    .isInstanceOf(RelockConnectionException.class)
+                    .hasMessageContaining(base)
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain(PASSWORD));
+            assertThatThrownBy(() -> Relock.create(RelockConfig.builder().singleServer("redis://" + base).build()))
+                    .isInstanceOf(RelockConnectionException.class);
+        }
+    }
+
+    @Test
+    void theDatabaseInTheUriHoldsTheLocks() {
+        try (RedisServer server = RedisServer.start();
+                Relock relock = Relock.create(RelockConfig.builder().singleServer(server.uri() + "/3").build())) {
+            DistributedLock lock = relock.getLock("in-db-3");
+            lock.lock();
+            assertThat(server.info("keyspace")).contains("db3:keys=1");
+            assertThat(server.command("EXISTS", "in-db-3")).as("not in db 0").isEqualTo(0L);
+            lock.unlock();
+        }
+    }
+}
