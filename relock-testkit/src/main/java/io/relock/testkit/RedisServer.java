@@ -1,0 +1,651 @@
+package io.relock.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real {@code redis-server} process on a loopback port, for tests.
+ *
+ * <p>The server runs in the foreground as a child of this JVM, bound to {@code 127.0.0.1},
+ * without persistence ({@code --save "" --appendonly no}), in a fresh temporary directory that
+ * also holds its log. It never outlives the JVM: a shutdown hook kills it on normal exit, and a
+ * reaper process kills it if the JVM itself is killed.
+ *
+ * <pre>{@code
+ * try (RedisServer server = RedisServer.start()) {
+ *     server.command("SET", "k", "v");
+ *     server.kill();      // like a crash: connections drop, the port refuses
+ *     server.restart();   // same port, empty data set
+ * }
+ * }</pre>
+ *
+ * <p>Fault injection: {@link #kill()} (SIGKILL), {@link #pause()} / {@link #resume()}
+ * (SIGSTOP / SIGCONT: connections stay open but nothing is answered), {@link #restart()}.
+ * {@link #command(String...)} talks to the server through a tiny built-in client, so tests can
+ * set up and inspect data without a Redis client library.
+ *
+ * <p>Thread-safe: lifecycle methods are serialised; {@link #command(String...)} may be called
+ * from any thread at any time. POSIX only (Linux, macOS).
+ */
+public final class RedisServer implements AutoCloseable {
+
+    /** Loopback address every server binds to. */
+    public static final String HOST = "127.0.0.1";
+
+    /** How long {@link #start()} waits for a new server to answer PING, unless the builder says otherwise. */
+    public static final Duration DEFAULT_STARTUP_TIMEOUT = Duration.ofSeconds(10);
+
+    /** Connect and read timeout of {@link #command(String...)}. */
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(5);
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedisServer.class);
+
+    /** The default Redis port; a developer's real server is likely there, so it is never used. */
+    private static final int DEFAULT_REDIS_PORT = 6379;
+    private static final int PORT_ATTEMPTS = 5;
+    /** Short: a probe that times out is simply repeated, and a long one delays noticing an early exit. */
+    private static final Duration PROBE_TIMEOUT = Duration.ofMillis(250);
+    private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration KILL_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration STOP_SIGNAL_TIMEOUT = Duration.ofSeconds(5);
+    private static final long PROBE_INTERVAL_MILLIS = 10;
+    private static final int LOG_TAIL_LINES = 30;
+    private static final String LOG_FILE = "redis.log";
+    /** Options the testkit sets itself: overriding them would break readiness checks or cleanup. */
+    private static final Set<String> RESERVED_OPTIONS = Set.of("port", "bind", "dir", "logfile", "daemonize");
+
+    private final Path binary;
+    private final int port;
+    private final List<String> extraArgs;
+    private final Duration startupTimeout;
+    private final Path directory;
+
+    private volatile Process process; // replaced only under this object's lock
+    private volatile String version;
+    private boolean paused; // guarded by this
+
+    private RedisServer(Path binary, int port, List<String> extraArgs, Duration startupTimeout, Path directory) {
+        this.binary = binary;
+        this.port = port;
+        this.extraArgs = extraArgs;
+        this.startupTimeout = startupTimeout;
+        this.directory = directory;
+    }
+
+    /**
+     * Starts a standalone server on a free loopback port with the binary that
+     * {@link RedisBinary#locate()} finds, and returns once it answers PING.
+     *
+     * @return the running server
+     * @throws IllegalStateException if no binary is found, or the server does not start or answer
+     *     PING within {@link #DEFAULT_STARTUP_TIMEOUT}; the message then includes the tail of
+     *     its log
+     * @throws UncheckedIOException if its directory cannot be created
+     */
+    public static RedisServer start() {
+        return builder().start();
+    }
+
+    /**
+     * Returns a builder for a server with a fixed port, extra options, another binary or timeout.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Returns the host the server listens on: always {@value #HOST}. */
+    public String host() {
+        return HOST;
+    }
+
+    /** Returns its port, which stays the same across {@link #restart()}. */
+    public int port() {
+        return port;
+    }
+
+    /** Returns {@code redis://127.0.0.1:<port>}. */
+    public String uri() {
+        return "redis://" + HOST + ":" + port;
+    }
+
+    /** Returns the pid of the current process; a {@link #restart()} gives a new one. */
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Returns whether the process is alive (a {@linkplain #pause() paused} server counts as running). */
+    public boolean isRunning() {
+        return process.isAlive();
+    }
+
+    /** Returns whether the server is running and {@linkplain #pause() paused}. */
+    public synchronized boolean isPaused() {
+        return paused && isRunning();
+    }
+
+    /** Returns the server's version, as reported by {@code INFO server}, e.g. {@code 7.0.15}. */
+    public String version() {
+        return version;
+    }
+
+    /**
+     * Returns the server's directory: its working directory and the home of its log file
+     * {@code redis.log}. {@link #stop()} deletes it; so does the end of the JVM.
+     */
+    public Path directory() {
+        return directory;
+    }
+
+    /**
+     * Stops the server gracefully ({@code SHUTDOWN NOSAVE}, after resuming it if paused), waits
+     * for the process to exit, kills it if it has not exited within a few seconds, and deletes
+     * its directory. Does nothing more if it is not running; may be called again.
+     *
+     * @throws IllegalStateException if the process survives even SIGKILL for 10 seconds
+     */
+    public synchronized void stop() {
+        Process current = process;
+        if (current.isAlive()) {
+            if (paused) {
+                Processes.signal(current.pid(), "CONT");
+            }
+            boolean shutdownSent = true;
+            try {
+                Resp.call(HOST, port, SHUTDOWN_TIMEOUT, "SHUTDOWN", "NOSAVE");
+            } catch (IOException expected) {
+                // A successful SHUTDOWN closes the connection without a reply.
+            } catch (CommandException e) {
+                LOG.debug("SHUTDOWN NOSAVE refused by {}: {}; killing it", this, e.getMessage());
+                shutdownSent = false;
+            }
+            if (!shutdownSent || !Processes.awaitExit(current.toHandle(), SHUTDOWN_TIMEOUT)) {
+                Processes.killAndAwait(current.toHandle(), KILL_TIMEOUT);
+            }
+            LOG.debug("stopped {}", this);
+        }
+        paused = false;
+        Workspace.deleteQuietly(directory);
+    }
+
+    /**
+     * Kills the server with SIGKILL, as in a crash, and waits until the process has exited: its
+     * connections are reset and its port refuses connections. Data is lost. Does nothing if it
+     * is not running. Use {@link #restart()} to bring it back.
+     *
+     * @throws IllegalStateException if the process is still alive 10 seconds after SIGKILL
+     */
+    public synchronized void kill() {
+        Processes.killAndAwait(process.toHandle(), KILL_TIMEOUT);
+        paused = false;
+    }
+
+    /**
+     * Pauses the server with SIGSTOP and returns once the kernel reports it stopped: it keeps
+     * its connections, and the kernel still accepts new ones, but it answers nothing until
+     * {@link #resume()} — like a server stuck in a long GC pause or a frozen VM.
+     *
+     * @throws IllegalStateException if the server is not running, or does not stop within 5 seconds
+     */
+    public synchronized void pause() {
+        requireRunning();
+        Processes.signal(process.pid(), "STOP");
+        paused = true;
+        Processes.awaitStopped(process.pid(), STOP_SIGNAL_TIMEOUT);
+    }
+
+    /**
+     * Resumes a paused server with SIGCONT; harmless if it is not paused.
+     *
+     * @throws IllegalStateException if the server is not running
+     */
+    public synchronized void resume() {
+        requireRunning();
+        Processes.signal(process.pid(), "CONT");
+        paused = false;
+    }
+
+    /**
+     * Restarts the server on the same port with the same options, and returns once it answers
+     * PING. A running server is killed first (SIGKILL), so the data set is always empty
+     * afterwards. Also brings back a {@linkplain #stop() stopped} server.
+     *
+     * @throws IllegalStateException if the server does not come back within the startup timeout,
+     *     for example because another process took the port in the meantime; the message
+     *     includes the tail of its log
+     * @throws UncheckedIOException if its directory cannot be re-created
+     */
+    public synchronized void restart() {
+        kill();
+        try {
+            Workspace.createPrivateDirectories(directory);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + directory, e);
+        }
+        launch();
+    }
+
+    /**
+     * Runs one command with a {@linkplain #DEFAULT_COMMAND_TIMEOUT 5-second} timeout; see
+     * {@link #command(Duration, String...)}.
+     *
+     * @param args the command and its arguments, e.g. {@code "SET", "key", "value"}
+     * @return the reply, typed as described at {@link #command(Duration, String...)}
+     * @throws CommandException if Redis replies with an error
+     * @throws UncheckedIOException if the connection fails or times out
+     */
+    public Object command(String... args) {
+        return command(DEFAULT_COMMAND_TIMEOUT, args);
+    }
+
+    /**
+     * Runs one command on a new connection and returns the reply.
+     *
+     * <p>Replies map to: simple and bulk strings → {@link String} (UTF-8), integers →
+     * {@link Long}, arrays → an unmodifiable {@code List<Object>} (nested as the reply is; an
+     * error inside an array, as {@code EXEC} may return, is a {@link CommandException}
+     * element), null bulk strings and null arrays → {@code null}.
+     *
+     * @param timeout bounds the connect and each read; a server that does not answer in time
+     *     (for example a {@linkplain #pause() paused} one) makes the call fail with an
+     *     {@link UncheckedIOException} caused by a {@link java.net.SocketTimeoutException}
+     * @param args the command and its arguments, e.g. {@code "SET", "key", "value"}
+     * @return the reply
+     * @throws IllegalArgumentException if {@code args} is empty or {@code timeout} is not positive
+     * @throws NullPointerException if {@code timeout}, {@code args} or one of its elements is null
+     * @throws CommandException if Redis replies with an error; its message is the server's
+     * @throws UncheckedIOException if the connection fails, times out or breaks
+     */
+    public Object command(Duration timeout, String... args) {
+        requirePositive(timeout, "timeout");
+        Objects.requireNonNull(args, "args must not be null");
+        if (args.length == 0) {
+            throw new IllegalArgumentException("args must not be empty");
+        }
+        for (int i = 0; i < args.length; i++) {
+            Objects.requireNonNull(args[i], "args[" + i + "] must not be null");
+        }
+        try {
+            return Resp.call(HOST, port, timeout, args);
+        } catch (IOException e) {
+            throw new UncheckedIOException(args[0] + " on " + HOST + ":" + port + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Returns the text of {@code INFO <section>}.
+     *
+     * @param section e.g. {@code server}, {@code memory}, {@code clients}
+     * @return the text, lines separated by CRLF
+     * @throws CommandException if Redis replies with an error
+     * @throws UncheckedIOException if the connection fails or times out
+     */
+    public String info(String section) {
+        Objects.requireNonNull(section, "section must not be null");
+        return (String) command("INFO", section);
+    }
+
+    /**
+     * Deletes all keys of all databases ({@code FLUSHALL}).
+     *
+     * @throws CommandException if Redis replies with an error
+     * @throws UncheckedIOException if the connection fails or times out
+     */
+    public void flushAll() {
+        command("FLUSHALL");
+    }
+
+    /** Same as {@link #stop()}. */
+    @Override
+    public void close() {
+        stop();
+    }
+
+    @Override
+    public String toString() {
+        return "redis-server " + version + " on " + HOST + ":" + port + " (pid " + process.pid() + ")";
+    }
+
+    /** Starts the process on {@link #port} and waits until it answers PING as this process. */
+    private synchronized void launch() {
+        List<String> command = new ArrayList<>(List.of(binary.toString(),
+                "--port", Integer.toString(port),
+                "--bind", HOST,
+                "--daemonize", "no",
+                "--save", "",
+                "--appendonly", "no",
+                "--dir", directory.toString()));
+        command.addAll(extraArgs);
+        Path log = directory.resolve(LOG_FILE);
+        Process started;
+        try {
+            // Redis logs to stdout when no logfile is set; errors before logging starts go to stderr.
+            started = ProcessTracker.start(new ProcessBuilder(command)
+                    .directory(directory.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())));
+        } catch (IOException e) {
+            throw new StartupException("cannot run " + binary, e, false);
+        }
+        try {
+            started.getOutputStream().close();
+        } catch (IOException ignored) {
+            // redis-server never reads stdin
+        }
+        process = started;
+        paused = false;
+        awaitReady(started);
+        LOG.debug("started {} in {}", this, directory);
+    }
+
+    private void awaitReady(Process started) {
+        long deadline = System.nanoTime() + startupTimeout.toNanos();
+        while (true) {
+            if (!started.isAlive()) {
+                String tail = logTail();
+                throw new StartupException("redis-server on port " + port + " exited with code " + started.exitValue()
+                        + " while starting; " + tail, null, tail.contains("Address already in use"));
+            }
+            try {
+                if ("PONG".equals(Resp.call(HOST, port, PROBE_TIMEOUT, "PING"))) {
+                    String info = (String) Resp.call(HOST, port, PROBE_TIMEOUT, "INFO", "server");
+                    // The port may answer for another server that won a race for it; ours will then exit.
+                    if (Long.toString(started.pid()).equals(infoField(info, "process_id"))) {
+                        version = infoField(info, "redis_version");
+                        return;
+                    }
+                }
+            } catch (IOException | CommandException notReadyYet) {
+                // not listening yet, or still loading
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                started.destroyForcibly();
+                throw new StartupException("redis-server on port " + port + " did not answer PING within "
+                        + startupTimeout + "; " + logTail(), null, false);
+            }
+            try {
+                // Waiting for exit doubles as the pause between probes, and ends early if the server dies.
+                started.waitFor(PROBE_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                started.destroyForcibly();
+                throw new StartupException("interrupted while waiting for redis-server on port " + port + " to start",
+                        e, false);
+            }
+        }
+    }
+
+    private static String infoField(String info, String name) {
+        for (String line : info.split("\r\n")) {
+            if (line.startsWith(name + ":")) {
+                return line.substring(name.length() + 1).trim();
+            }
+        }
+        return null;
+    }
+
+    private String logTail() {
+        Path log = directory.resolve(LOG_FILE);
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            List<String> tail = lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size());
+            return "last lines of " + log + ":\n" + String.join("\n", tail);
+        } catch (NoSuchFileException e) {
+            return "it wrote no log (" + log + ")";
+        } catch (IOException e) {
+            return "its log " + log + " cannot be read: " + e;
+        }
+    }
+
+    private void requireRunning() {
+        if (!process.isAlive()) {
+            throw new IllegalStateException("redis-server on port " + port + " is not running");
+        }
+    }
+
+    private static void requirePositive(Duration duration, String name) {
+        Objects.requireNonNull(duration, name + " must not be null");
+        if (duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive: " + duration);
+        }
+    }
+
+    private static int freePort() {
+        for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+                int candidate = socket.getLocalPort();
+                if (candidate != DEFAULT_REDIS_PORT) {
+                    return candidate;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot find a free port on " + HOST, e);
+            }
+        }
+        throw new IllegalStateException("cannot find a free port on " + HOST + " other than " + DEFAULT_REDIS_PORT);
+    }
+
+    /**
+     * A Redis error reply, such as {@code ERR unknown command} or {@code WRONGTYPE ...}; the
+     * message is the server's, prefix included.
+     */
+    public static final class CommandException extends RuntimeException {
+
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * Creates an exception for an error reply.
+         *
+         * @param message the error reply as the server sent it, without the leading {@code -}
+         */
+        public CommandException(String message) {
+            super(message);
+        }
+    }
+
+    /** A failed start; {@code portInUse} says whether another port may succeed. */
+    private static final class StartupException extends IllegalStateException {
+
+        private static final long serialVersionUID = 1L;
+
+        private final boolean portInUse;
+
+        StartupException(String message, Throwable cause, boolean portInUse) {
+            super(message, cause);
+            this.portInUse = portInUse;
+        }
+    }
+
+    /**
+     * Configures and starts a {@link RedisServer}. Each setting may be given once; options
+     * accumulate in order and are passed after the testkit's own, so they can override
+     * {@code save} and {@code appendonly} (but not the options the testkit must control:
+     * {@code port}, {@code bind}, {@code dir}, {@code logfile}, {@code daemonize}).
+     *
+     * <p>Not thread-safe; a builder may start several servers.
+     */
+    public static final class Builder {
+
+        private Integer port;
+        private Path binary;
+        private Duration startupTimeout;
+        private final List<String> args = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        /**
+         * Sets the port; {@code 0} (the default) picks a free one, retrying with another if a
+         * different process takes it first.
+         *
+         * @param port the port, or 0
+         * @return this builder
+         * @throws IllegalArgumentException if {@code port} is outside 0–65535 or is 6379 (the
+         *     default Redis port, where a real server is likely to live)
+         * @throws IllegalStateException if the port was already set
+         */
+        public Builder port(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port must be between 0 and 65535: " + port);
+            }
+            if (port == DEFAULT_REDIS_PORT) {
+                throw new IllegalArgumentException("port must not be " + DEFAULT_REDIS_PORT
+                        + ", the default Redis port, where a real server may run: " + port);
+            }
+            if (this.port != null) {
+                throw new IllegalStateException("port was already set to " + this.port);
+            }
+            this.port = port;
+            return this;
+        }
+
+        /**
+         * Adds the option {@code --name value}, e.g. {@code arg("maxmemory", "10mb")}.
+         *
+         * @param name the option's name, with or without the leading {@code --}
+         * @param value its value; may be empty
+         * @return this builder
+         * @throws NullPointerException if {@code name} or {@code value} is null
+         * @throws IllegalArgumentException if {@code name} is blank, contains whitespace, or is
+         *     an option the testkit controls
+         */
+        public Builder arg(String name, String value) {
+            Objects.requireNonNull(name, "name must not be null");
+            Objects.requireNonNull(value, "value must not be null");
+            String bare = name.startsWith("--") ? name.substring(2) : name;
+            if (bare.isBlank() || !bare.equals(bare.strip()) || bare.chars().anyMatch(Character::isWhitespace)) {
+                throw new IllegalArgumentException("name must be a non-blank option name without whitespace: '" + name + "'");
+            }
+            requireNotReserved(bare, "name");
+            args.add("--" + bare);
+            args.add(value);
+            return this;
+        }
+
+        /**
+         * Adds raw command-line arguments, passed to redis-server as they are, e.g.
+         * {@code args("--maxmemory-policy", "allkeys-lru")}.
+         *
+         * @param args the arguments
+         * @return this builder
+         * @throws NullPointerException if {@code args} or one of its elements is null
+         * @throws IllegalArgumentException if one of them names an option the testkit controls
+         */
+        public Builder args(String... args) {
+            Objects.requireNonNull(args, "args must not be null");
+            for (int i = 0; i < args.length; i++) {
+                Objects.requireNonNull(args[i], "args[" + i + "] must not be null");
+                if (args[i].startsWith("--")) {
+                    requireNotReserved(args[i].substring(2), "args[" + i + "]");
+                }
+            }
+            Collections.addAll(this.args, args);
+            return this;
+        }
+
+        /**
+         * Uses this redis-server binary instead of the one {@link RedisBinary#locate()} finds.
+         *
+         * @param binary the path of a redis-server executable
+         * @return this builder
+         * @throws NullPointerException if {@code binary} is null
+         * @throws IllegalStateException if the binary was already set
+         */
+        public Builder binary(Path binary) {
+            Objects.requireNonNull(binary, "binary must not be null");
+            if (this.binary != null) {
+                throw new IllegalStateException("binary was already set to " + this.binary);
+            }
+            this.binary = binary;
+            return this;
+        }
+
+        /**
+         * Sets how long {@link #start()} waits for the server to answer PING (default
+         * {@link RedisServer#DEFAULT_STARTUP_TIMEOUT}); also used by {@link RedisServer#restart()}.
+         *
+         * @param startupTimeout how long to wait at most
+         * @return this builder
+         * @throws NullPointerException if {@code startupTimeout} is null
+         * @throws IllegalArgumentException if it is not positive
+         * @throws IllegalStateException if it was already set
+         */
+        public Builder startupTimeout(Duration startupTimeout) {
+            requirePositive(startupTimeout, "startupTimeout");
+            if (this.startupTimeout != null) {
+                throw new IllegalStateException("startupTimeout was already set to " + this.startupTimeout);
+            }
+            this.startupTimeout = startupTimeout;
+            return this;
+        }
+
+        /**
+         * Starts the server and returns once it answers PING.
+         *
+         * @return the running server
+         * @throws IllegalArgumentException if the binary set with {@link #binary(Path)} is not an
+         *     executable file
+         * @throws IllegalStateException if no binary is found, or the server exits or does not
+         *     answer PING within the startup timeout (with a free port: after a few attempts on
+         *     different ports, if the port was taken); the message includes the tail of its log
+         * @throws UncheckedIOException if its directory cannot be created
+         */
+        public RedisServer start() {
+            Path executable = binary != null ? checkExecutable(binary) : RedisBinary.locate().path();
+            int requestedPort = port == null ? 0 : port;
+            Duration timeout = startupTimeout == null ? DEFAULT_STARTUP_TIMEOUT : startupTimeout;
+            List<String> options = List.copyOf(args);
+            int attempts = requestedPort == 0 ? PORT_ATTEMPTS : 1;
+            for (int attempt = 1; ; attempt++) {
+                int chosenPort = requestedPort == 0 ? freePort() : requestedPort;
+                Path directory;
+                try {
+                    directory = Files.createTempDirectory(Workspace.jvmDirectory(), "redis-" + chosenPort + "-");
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot create a directory for redis-server", e);
+                }
+                RedisServer server = new RedisServer(executable, chosenPort, options, timeout, directory);
+                try {
+                    server.launch();
+                    return server;
+                } catch (StartupException e) {
+                    Workspace.deleteQuietly(directory);
+                    if (!e.portInUse || attempt >= attempts) {
+                        throw e;
+                    }
+                    LOG.debug("port {} was taken before redis-server could bind it; trying another", chosenPort);
+                }
+            }
+        }
+
+        private static Path checkExecutable(Path binary) {
+            if (!Files.isRegularFile(binary) || !Files.isExecutable(binary)) {
+                throw new IllegalArgumentException("binary must be an executable file: " + binary);
+            }
+            return binary;
+        }
+
+        private static void requireNotReserved(String option, String argumentName) {
+            if (RESERVED_OPTIONS.contains(option.toLowerCase(Locale.ROOT))) {
+                throw new IllegalArgumentException(argumentName + " must not set --" + option
+                        + ", which the testkit controls (" + RESERVED_OPTIONS + ")");
+            }
+        }
+    }
+}
