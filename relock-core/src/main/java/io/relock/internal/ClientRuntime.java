@@ -107,6 +107,10 @@ public final class ClientRuntime implements AutoCloseable {
         return watchdog;
     }
 
+    io.netty.util.Timer timer() {
+        return timer;
+    }
+
     long nanoTime() {
         return nanoTime.getAsLong();
     }

@@ -41,8 +41,29 @@ public abstract class LockBase implements DistributedLock {
 
     // ---- what a lock type supplies --------------------------------------------------------
 
-    /** One acquire attempt: completes with null when acquired, else the holder's TTL in ms. */
-    protected abstract CompletableFuture<Long> acquireOnce(String field, long leaseMillis);
+    /** The outcome of one acquire attempt. */
+    protected record Attempt(boolean acquired, long ttlMillis, long token) {
+
+        static final Attempt NOT_ACQUIRED = new Attempt(false, -2, 0);
+
+        /** Acquired; {@code token} is the fencing token where the lock type has one, else 0. */
+        protected static Attempt acquired(long token) {
+            return new Attempt(true, 0, token);
+        }
+
+        /** Held by another owner whose hold has {@code ttlMillis} left (-1: no expiry). */
+        protected static Attempt busy(long ttlMillis) {
+            return new Attempt(false, ttlMillis, 0);
+        }
+
+        /** Maps the usual script reply: nil when acquired, else the holder's TTL. */
+        protected static Attempt fromTtl(Long ttl) {
+            return ttl == null ? acquired(0) : busy(ttl);
+        }
+    }
+
+    /** One acquire attempt. */
+    protected abstract CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis);
 
     /** Releases one hold: null if {@code field} holds nothing, 0 if still held, 1 if released. */
     protected abstract CompletableFuture<Long> releaseOnce(String field, long leaseMillis);
@@ -52,6 +73,29 @@ public abstract class LockBase implements DistributedLock {
 
     /** Hold count of {@code field}, 0 when it holds nothing. */
     protected abstract CompletableFuture<Integer> holdCountOnce(String field);
+
+    /** Where the release that lets {@code field} in is announced; the lock's channel by default. */
+    protected String channelFor(String field) {
+        return channel;
+    }
+
+    /** Called when an owner stops waiting without the lock, e.g. to leave a waiter queue. */
+    protected CompletableFuture<?> abandonOnce(String field) {
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * How long to pause before the next attempt when waiting without pub/sub, or -1 (the
+     * default) to wait for an unlock message.
+     */
+    protected long backoffMillis(int failedAttempts) {
+        return -1;
+    }
+
+    /** The script that renews this lock type's holds in batches (see {@code lock_renew.lua}). */
+    protected Script renewScript() {
+        return Script.LOCK_RENEW;
+    }
 
     // ---- identity ----------------------------------------------------------------------------
 
@@ -102,18 +146,18 @@ public abstract class LockBase implements DistributedLock {
 
     @Override
     public boolean tryLock() {
-        return acquireUninterruptibly(0, Args.WATCHDOG_LEASE);
+        return acquireUninterruptibly(0, Args.WATCHDOG_LEASE).acquired();
     }
 
     @Override
     public boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException {
-        return acquireInterruptibly(Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE);
+        return acquireInterruptibly(Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE).acquired();
     }
 
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return acquireInterruptibly(Args.waitNanos(waitTime, unit), lease);
+        return acquireInterruptibly(Args.waitNanos(waitTime, unit), lease).acquired();
     }
 
     @Override
@@ -160,12 +204,14 @@ public abstract class LockBase implements DistributedLock {
                 + "' cannot create one; use a Redis list or stream to signal between processes");
     }
 
-    private boolean acquireUninterruptibly(long waitNanos, long leaseMillis) {
+    /** Acquires for the calling thread; an interrupt is remembered, not obeyed. */
+    protected final Attempt acquireUninterruptibly(long waitNanos, long leaseMillis) {
         Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
         return Futures.await(acquisition.result, describe("acquire"));
     }
 
-    private boolean acquireInterruptibly(long waitNanos, long leaseMillis) throws InterruptedException {
+    /** Acquires for the calling thread; an interrupt ends the wait with nothing held. */
+    protected final Attempt acquireInterruptibly(long waitNanos, long leaseMillis) throws InterruptedException {
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + name + "'");
         }
@@ -191,8 +237,8 @@ public abstract class LockBase implements DistributedLock {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
         while (true) {
             try {
-                if (Boolean.TRUE.equals(acquisition.result.get(Math.max(0, deadline - System.nanoTime()),
-                        TimeUnit.NANOSECONDS))) {
+                if (acquisition.result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                        .acquired()) {
                     release(acquisition.owner).get(bound, TimeUnit.MILLISECONDS);
                 }
                 return;
@@ -209,24 +255,29 @@ public abstract class LockBase implements DistributedLock {
 
     @Override
     public CompletionStage<Void> lockAsync(long ownerThreadId) {
-        return start(ownerThreadId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE).result.thenApply(acquired -> null);
+        return acquireAsync(ownerThreadId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE).thenApply(attempt -> null);
     }
 
     @Override
     public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return start(ownerThreadId, Args.FOREVER_NANOS, lease).result.thenApply(acquired -> null);
+        return acquireAsync(ownerThreadId, Args.FOREVER_NANOS, lease).thenApply(attempt -> null);
     }
 
     @Override
     public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
-        return start(ownerThreadId, 0, Args.WATCHDOG_LEASE).result;
+        return acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE).thenApply(Attempt::acquired);
     }
 
     @Override
     public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return start(ownerThreadId, Args.waitNanos(waitTime, unit), lease).result;
+        return acquireAsync(ownerThreadId, Args.waitNanos(waitTime, unit), lease).thenApply(Attempt::acquired);
+    }
+
+    /** Acquires for an explicit owner, without blocking. */
+    protected final CompletableFuture<Attempt> acquireAsync(long owner, long waitNanos, long leaseMillis) {
+        return start(owner, waitNanos, leaseMillis).result;
     }
 
     @Override
@@ -243,7 +294,8 @@ public abstract class LockBase implements DistributedLock {
         return acquisition;
     }
 
-    private CompletableFuture<Void> release(long owner) {
+    /** Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none. */
+    protected final CompletableFuture<Void> release(long owner) {
         runtime.checkOpen();
         String field = runtime.field(owner);
         Hold hold = runtime.watchdog().get(this, owner);
@@ -308,13 +360,14 @@ public abstract class LockBase implements DistributedLock {
     final class Acquisition {
 
         final long owner;
-        final CompletableFuture<Boolean> result = new CompletableFuture<>();
+        final CompletableFuture<Attempt> result = new CompletableFuture<>();
         private final long leaseMillis;
         private final long waitNanos;
         private final long startNanos;
         private final String field;
         private final boolean reentry;
         private final AtomicBoolean finished = new AtomicBoolean();
+        private int failures;
         private final AtomicReference<UnlockChannels.Channel> subscription = new AtomicReference<>();
         private volatile boolean cancelled;
         private volatile RuntimeException abortCause;
@@ -349,20 +402,20 @@ public abstract class LockBase implements DistributedLock {
 
         private void attempt(int before) {
             if (cancelled) {
-                finish(false, null);
+                finish(Attempt.NOT_ACQUIRED, null);
                 return;
             }
             long lease = leaseMillis == Args.WATCHDOG_LEASE ? runtime.watchdog().leaseMillis() : leaseMillis;
-            CompletableFuture<Long> reply;
+            CompletableFuture<Attempt> reply;
             try {
                 reply = acquireOnce(field, lease);
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
-            reply.whenComplete((ttl, error) -> onReply(before, ttl, error));
+            reply.whenComplete((attempt, error) -> onReply(before, attempt, error));
         }
 
-        private void onReply(int before, Long ttl, Throwable error) {
+        private void onReply(int before, Attempt attempt, Throwable error) {
             if (error != null) {
                 RuntimeException failure = Exceptions.translate(describe("acquire"), error);
                 if (Exceptions.outcomeUnknown(error)) {
@@ -371,19 +424,27 @@ public abstract class LockBase implements DistributedLock {
                 finish(null, failure);
                 return;
             }
-            if (ttl == null) {
+            if (attempt.acquired()) {
                 if (cancelled) {
                     rollback(owner, before, null);
-                    finish(false, null);
+                    finish(Attempt.NOT_ACQUIRED, null);
                 } else {
                     runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis);
-                    finish(true, null);
+                    finish(attempt, null);
                 }
                 return;
             }
             long leftNanos = waitNanos - (runtime.nanoTime() - startNanos);
             if (leftNanos <= 0 || cancelled) {
-                finish(false, null);
+                finish(Attempt.NOT_ACQUIRED, null);
+                return;
+            }
+            long leftMillis = TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1;
+            long ttl = attempt.ttlMillis();
+            long untilExpiry = ttl > 0 ? Math.min(ttl, leftMillis) : leftMillis;
+            long backoff = backoffMillis(++failures);
+            if (backoff >= 0) {
+                pause(before, Math.min(Math.max(1, backoff), untilExpiry));
                 return;
             }
             UnlockChannels.Channel subscribed = subscription.get();
@@ -391,9 +452,16 @@ public abstract class LockBase implements DistributedLock {
                 subscribeThenRetry(before);
                 return;
             }
-            long leftMillis = TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1;
-            long parkMillis = ttl > 0 ? Math.min(ttl, leftMillis) : leftMillis;
-            UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), parkMillis);
+            UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), untilExpiry);
+            parked = waiter;
+            if (cancelled) {
+                waiter.fire();
+            }
+        }
+
+        /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */
+        private void pause(int before, long millis) {
+            UnlockChannels.Waiter waiter = UnlockChannels.timed(runtime.timer(), () -> attempt(before), millis);
             parked = waiter;
             if (cancelled) {
                 waiter.fire();
@@ -401,7 +469,7 @@ public abstract class LockBase implements DistributedLock {
         }
 
         private void subscribeThenRetry(int before) {
-            runtime.channels().subscribe(channel).whenComplete((subscribed, error) -> {
+            runtime.channels().subscribe(channelFor(field)).whenComplete((subscribed, error) -> {
                 if (error != null) {
                     finish(null, Exceptions.translate(describe("wait for"), error));
                     return;
@@ -433,17 +501,25 @@ public abstract class LockBase implements DistributedLock {
             finish(null, failure);
         }
 
-        private void finish(Boolean acquired, RuntimeException error) {
+        private void finish(Attempt outcome, RuntimeException error) {
             if (!finished.compareAndSet(false, true)) {
                 return;
             }
             RuntimeException failure = error != null ? error : abortCause;
             releaseSubscription();
             runtime.unregister(this);
+            if (outcome == null || !outcome.acquired()) {
+                abandonOnce(field).whenComplete((ignored, abandonError) -> complete(outcome, failure));
+            } else {
+                complete(outcome, failure);
+            }
+        }
+
+        private void complete(Attempt outcome, RuntimeException failure) {
             if (failure != null) {
                 result.completeExceptionally(failure);
             } else {
-                result.complete(acquired);
+                result.complete(outcome);
             }
         }
 

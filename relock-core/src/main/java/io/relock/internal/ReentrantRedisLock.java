@@ -14,9 +14,9 @@ public final class ReentrantRedisLock extends LockBase {
     }
 
     @Override
-    protected CompletableFuture<Long> acquireOnce(String field, long leaseMillis) {
-        return runtime.gateway().eval(Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER, new String[] {key()},
-                Long.toString(leaseMillis), field);
+    protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
+        return runtime.gateway().<Long>eval(Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER, new String[] {key()},
+                Long.toString(leaseMillis), field).thenApply(Attempt::fromTtl);
     }
 
     @Override

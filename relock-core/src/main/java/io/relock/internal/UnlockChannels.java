@@ -172,6 +172,13 @@ public final class UnlockChannels {
         }
     }
 
+    /** A wake-up after {@code millis} that no message can trigger (for waiting by backoff). */
+    public static Waiter timed(Timer timer, Runnable wakeUp, long millis) {
+        Waiter waiter = new Waiter(null, wakeUp);
+        waiter.timeout = timer.newTimeout(t -> waiter.fire(), Math.max(1, millis), TimeUnit.MILLISECONDS);
+        return waiter;
+    }
+
     /** A parked wake-up; fires at most once. */
     public static final class Waiter {
 
@@ -190,7 +197,9 @@ public final class UnlockChannels {
             if (!fired.compareAndSet(false, true)) {
                 return;
             }
-            channel.remove(this);
+            if (channel != null) {
+                channel.remove(this);
+            }
             Timeout pending = timeout;
             if (pending != null) {
                 pending.cancel();

@@ -109,14 +109,20 @@ final class Watchdog {
                 due.add(hold);
             }
         }
-        List<CompletableFuture<?>> batches = new ArrayList<>();
-        for (int from = 0; from < due.size(); from += BATCH_SIZE) {
-            batches.add(renew(due.subList(from, Math.min(due.size(), from + BATCH_SIZE))));
+        Map<Script, List<Hold>> byScript = new java.util.EnumMap<>(Script.class);
+        for (Hold hold : due) {
+            byScript.computeIfAbsent(hold.lock.renewScript(), script -> new ArrayList<>()).add(hold);
         }
+        List<CompletableFuture<?>> batches = new ArrayList<>();
+        byScript.forEach((script, holdsOfType) -> {
+            for (int from = 0; from < holdsOfType.size(); from += BATCH_SIZE) {
+                batches.add(renew(script, holdsOfType.subList(from, Math.min(holdsOfType.size(), from + BATCH_SIZE))));
+            }
+        });
         return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new));
     }
 
-    private CompletableFuture<Void> renew(List<Hold> batch) {
+    private CompletableFuture<Void> renew(Script script, List<Hold> batch) {
         String[] keys = new String[batch.size()];
         String[] args = new String[batch.size() + 1];
         args[0] = Long.toString(leaseMillis);
@@ -127,7 +133,7 @@ final class Watchdog {
         long sentAt = nanoTime.getAsLong();
         CompletableFuture<List<Object>> reply;
         try {
-            reply = gateway.eval(Script.LOCK_RENEW, ScriptOutputType.MULTI, keys, args);
+            reply = gateway.eval(script, ScriptOutputType.MULTI, keys, args);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
