@@ -2,7 +2,10 @@ package io.relock;
 
 import io.relock.internal.Args;
 import io.relock.internal.ClientRuntime;
+import io.relock.internal.FencedRedisLock;
 import io.relock.internal.ReentrantRedisLock;
+import io.relock.internal.SimpleRedisLock;
+import io.relock.internal.SpinRedisLock;
 
 /**
  * A Relock client: the entry point for distributed locks on one Redis deployment.
@@ -63,6 +66,59 @@ public final class Relock implements AutoCloseable {
         Args.lockName(name);
         runtime.checkOpen();
         return new ReentrantRedisLock(runtime, name);
+    }
+
+    /**
+     * A reentrant lock that hands every new holder a strictly larger fencing token, so the
+     * resource it protects can reject writes from a holder that lost the lock while paused.
+     * Same layout as {@link #getLock(String)} plus the never-expiring key {@code {<name>}:token}.
+     *
+     * @param name the lock's name
+     * @return the lock
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     */
+    public FencedLock getFencedLock(String name) {
+        Args.lockName(name);
+        runtime.checkOpen();
+        return new FencedRedisLock(runtime, name);
+    }
+
+    /**
+     * The seeds' plain lock: {@code SET name token NX PX lease}, released by compare-and-delete.
+     * Not reentrant: acquiring it again while holding it throws
+     * {@link IllegalMonitorStateException}. Waits and renews like {@link #getLock(String)}; not
+     * compatible with Redisson's locks on the same name (a different Redis type).
+     *
+     * @param name the lock's name
+     * @return the lock
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     */
+    public DistributedLock getSimpleLock(String name) {
+        Args.lockName(name);
+        runtime.checkOpen();
+        return new SimpleRedisLock(runtime, name);
+    }
+
+    /**
+     * The reentrant lock of {@link #getLock(String)} (same layout, interoperable with it), but
+     * waiting by capped exponential backoff with jitter ({@link RelockConfig#spinBackoffInitial()})
+     * instead of pub/sub: no subscriptions, for very many lightly contended locks. Hand-offs are
+     * slower, as a waiter only notices a release at its next attempt.
+     *
+     * @param name the lock's name
+     * @return the lock
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     */
+    public DistributedLock getSpinLock(String name) {
+        Args.lockName(name);
+        runtime.checkOpen();
+        return new SpinRedisLock(runtime, name);
     }
 
     /**

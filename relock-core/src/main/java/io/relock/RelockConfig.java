@@ -30,6 +30,12 @@ public final class RelockConfig {
     /** Prefix put before every lock name to form its Redis key: none. */
     public static final String DEFAULT_KEY_PREFIX = "";
 
+    /** First pause of a spin lock's backoff: 5 ms. */
+    public static final Duration DEFAULT_SPIN_BACKOFF_INITIAL = Duration.ofMillis(5);
+
+    /** Longest pause of a spin lock's backoff: 500 ms. */
+    public static final Duration DEFAULT_SPIN_BACKOFF_MAX = Duration.ofMillis(500);
+
     /** The smallest watchdog timeout accepted: below it renewals would flood Redis. */
     public static final Duration MIN_WATCHDOG_TIMEOUT = Duration.ofMillis(30);
 
@@ -44,6 +50,8 @@ public final class RelockConfig {
     private final Duration watchdogTimeout;
     private final Duration commandTimeout;
     private final String keyPrefix;
+    private final Duration spinBackoffInitial;
+    private final Duration spinBackoffMax;
 
     private RelockConfig(Builder builder) {
         this.topology = builder.topology;
@@ -51,6 +59,8 @@ public final class RelockConfig {
         this.watchdogTimeout = orDefault(builder.watchdogTimeout, DEFAULT_WATCHDOG_TIMEOUT);
         this.commandTimeout = orDefault(builder.commandTimeout, DEFAULT_COMMAND_TIMEOUT);
         this.keyPrefix = orDefault(builder.keyPrefix, DEFAULT_KEY_PREFIX);
+        this.spinBackoffInitial = orDefault(builder.spinBackoffInitial, DEFAULT_SPIN_BACKOFF_INITIAL);
+        this.spinBackoffMax = orDefault(builder.spinBackoffMax, DEFAULT_SPIN_BACKOFF_MAX);
     }
 
     private static <T> T orDefault(T value, T defaultValue) {
@@ -111,6 +121,25 @@ public final class RelockConfig {
         return keyPrefix;
     }
 
+    /**
+     * The first pause of a spin lock ({@link Relock#getSpinLock}) between attempts; it doubles
+     * after each failed attempt up to {@link #spinBackoffMax()}, with jitter.
+     *
+     * @return the initial backoff
+     */
+    public Duration spinBackoffInitial() {
+        return spinBackoffInitial;
+    }
+
+    /**
+     * The longest pause of a spin lock between attempts.
+     *
+     * @return the maximum backoff
+     */
+    public Duration spinBackoffMax() {
+        return spinBackoffMax;
+    }
+
     @Override
     public String toString() {
         return "RelockConfig{topology=" + topology
@@ -131,6 +160,8 @@ public final class RelockConfig {
         private Duration watchdogTimeout;
         private Duration commandTimeout;
         private String keyPrefix;
+        private Duration spinBackoffInitial;
+        private Duration spinBackoffMax;
 
         private Builder() {}
 
@@ -204,6 +235,27 @@ public final class RelockConfig {
         }
 
         /**
+         * How spin locks back off between attempts: {@code initial} after the first failed
+         * attempt, doubling up to {@code max}, each pause randomised between half and all of
+         * it. Defaults {@link #DEFAULT_SPIN_BACKOFF_INITIAL} and {@link #DEFAULT_SPIN_BACKOFF_MAX};
+         * both at least 1 ms, {@code initial} at most {@code max}.
+         *
+         * @param initial the first pause
+         * @param max the longest pause
+         * @return this builder
+         * @throws NullPointerException if either is null
+         * @throws IllegalStateException if already set
+         */
+        public Builder spinBackoff(Duration initial, Duration max) {
+            Args.notNull(initial, "initial");
+            Args.notNull(max, "max");
+            Args.setOnce(spinBackoffInitial, "spinBackoff");
+            spinBackoffInitial = initial;
+            spinBackoffMax = max;
+            return this;
+        }
+
+        /**
          * Validates the settings and builds the configuration.
          *
          * @return the configuration
@@ -222,6 +274,10 @@ public final class RelockConfig {
                     "watchdogTimeout must be at least %s: %s", MIN_WATCHDOG_TIMEOUT, config.watchdogTimeout);
             Args.require(!config.commandTimeout.isNegative() && !config.commandTimeout.isZero(),
                     "commandTimeout must be positive: %s", config.commandTimeout);
+            Args.require(config.spinBackoffInitial.toMillis() >= 1 && config.spinBackoffMax.toMillis() >= 1,
+                    "spinBackoff must be at least 1 ms: %s, %s", config.spinBackoffInitial, config.spinBackoffMax);
+            Args.require(config.spinBackoffInitial.compareTo(config.spinBackoffMax) <= 0,
+                    "spinBackoff initial must not exceed max: %s > %s", config.spinBackoffInitial, config.spinBackoffMax);
             return config;
         }
     }

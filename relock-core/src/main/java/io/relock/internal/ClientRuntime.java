@@ -1,6 +1,7 @@
 package io.relock.internal;
 
 import io.lettuce.core.RedisFuture;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -181,13 +183,17 @@ public final class ClientRuntime implements AutoCloseable {
         Args.lockName(name);
         checkOpen();
         String key = key(name);
-        RedisFuture<Map<String, String>> holders = gateway.commands().hgetall(key);
-        RedisFuture<Long> ttl = gateway.commands().pttl(key);
+        CompletableFuture<List<Object>> snapshot =
+                gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI, new String[] {key});
         RedisFuture<Map<String, Long>> subscribers = gateway.commands().pubsubNumsub(LockBase.channelName(key));
         String operation = "read lock info of '" + name + "'";
+        List<Object> reply = Futures.await(snapshot, operation);
+        List<?> fields = (List<?>) reply.get(0);
         Map<String, Long> counts = new LinkedHashMap<>();
-        Futures.await(holders.toCompletableFuture(), operation).forEach((owner, count) -> counts.put(owner, parse(count)));
-        long remaining = Futures.await(ttl.toCompletableFuture(), operation);
+        for (int i = 0; i + 1 < fields.size(); i += 2) {
+            counts.put(String.valueOf(fields.get(i)), parse(String.valueOf(fields.get(i + 1))));
+        }
+        long remaining = ((Number) reply.get(1)).longValue();
         long waiters = Futures.await(subscribers.toCompletableFuture(), operation).values().stream()
                 .mapToLong(Long::longValue).sum();
         return new LockInfo(name, counts, remaining, waiters);

@@ -53,7 +53,8 @@ public final class Exceptions {
 
     /** Whether the failure may have happened after Redis applied the command. */
     public static boolean outcomeUnknown(Throwable error) {
-        return !(unwrap(error) instanceof RedisCommandExecutionException);
+        Throwable t = unwrap(error);
+        return !(t instanceof RedisCommandExecutionException || t instanceof IllegalMonitorStateException);
     }
 
     private static boolean isConnectionLoss(Throwable t) {

@@ -114,6 +114,25 @@ public abstract class LockBase implements DistributedLock {
         return channel;
     }
 
+    /**
+     * A key that belongs to this lock and must share its Cluster slot: {@code {<key>}:<suffix>},
+     * or {@code <key>:<suffix>} when the key already carries its own hash tag.
+     */
+    protected final String auxiliaryKey(String suffix) {
+        int open = key.indexOf('{');
+        int close = open < 0 ? -1 : key.indexOf('}', open + 1);
+        boolean tagged = close > open + 1;
+        return (tagged ? key : "{" + key + "}") + ":" + suffix;
+    }
+
+    /** Deletes the key whoever holds it and wakes waiters; true if there was a lock. */
+    protected final boolean forceRelease() {
+        runtime.checkOpen();
+        CompletableFuture<Long> reply = runtime.gateway().eval(Script.LOCK_FORCE_RELEASE,
+                io.lettuce.core.ScriptOutputType.INTEGER, new String[] {key, channel}, UnlockChannels.UNLOCK_MESSAGE);
+        return Futures.await(reply, describe("force-unlock")) == 1;
+    }
+
     protected static long currentThreadId() {
         return Thread.currentThread().getId();
     }

@@ -7,7 +7,7 @@ import java.util.concurrent.CompletableFuture;
  * The reentrant lock in Redisson's layout: a hash from owner to hold count, expiring after the
  * lease, with releases announced on {@code redisson_lock__channel:{name}}.
  */
-public final class ReentrantRedisLock extends LockBase {
+public class ReentrantRedisLock extends LockBase {
 
     public ReentrantRedisLock(ClientRuntime runtime, String name) {
         super(runtime, name);
@@ -39,10 +39,7 @@ public final class ReentrantRedisLock extends LockBase {
 
     @Override
     public boolean forceUnlock() {
-        runtime.checkOpen();
-        CompletableFuture<Long> reply = runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {key(), channel()}, UnlockChannels.UNLOCK_MESSAGE);
-        return Futures.await(reply, "force-unlock lock '" + getName() + "'") == 1;
+        return forceRelease();
     }
 
     @Override

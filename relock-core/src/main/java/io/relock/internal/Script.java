@@ -17,7 +17,13 @@ public enum Script {
     LOCK_RELEASE("lock_release"),
     LOCK_ROLLBACK("lock_rollback"),
     LOCK_FORCE_RELEASE("lock_force_release"),
-    LOCK_RENEW("lock_renew");
+    LOCK_RENEW("lock_renew"),
+    FENCED_ACQUIRE("fenced_acquire"),
+    FENCED_TOKEN("fenced_token"),
+    SIMPLE_ACQUIRE("simple_acquire"),
+    SIMPLE_RELEASE("simple_release"),
+    SIMPLE_RENEW("simple_renew"),
+    LOCK_INFO("lock_info");
 
     private final String source;
     private final String sha;

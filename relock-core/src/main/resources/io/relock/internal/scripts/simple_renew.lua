@@ -1,0 +1,12 @@
+-- Watchdog renewal of many plain locks. KEYS[i] lock key held with token ARGV[i + 1];
+-- ARGV[1] lease in ms. Returns one entry per key: 1 renewed, 0 no longer held by that token.
+local renewed = {}
+for i, key in ipairs(KEYS) do
+    if redis.call('get', key) == ARGV[i + 1] then
+        redis.call('pexpire', key, ARGV[1])
+        renewed[i] = 1
+    else
+        renewed[i] = 0
+    end
+end
+return renewed

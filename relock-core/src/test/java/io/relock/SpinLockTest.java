@@ -1,0 +1,56 @@
+package io.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The contract suite on {@link Relock#getSpinLock(String)}, which waits without pub/sub. */
+class SpinLockTest extends LockContractTest {
+
+    @Override
+    protected DistributedLock newLock(Relock client, String name) {
+        return client.getSpinLock(name);
+    }
+
+    /** A spinning waiter is seen by its attempts: EVALSHA calls keep growing while it waits. */
+    @Override
+    protected void awaitWaiting(String name) {
+        long before = evalshaCalls();
+        Eventually.await(PROMPTLY, "a spinning waiter on '" + name + "'", () -> evalshaCalls() >= before + 2);
+    }
+
+    private long evalshaCalls() {
+        String stats = server.info("commandstats");
+        return stats.lines().filter(line -> line.startsWith("cmdstat_evalsha:")).findFirst()
+                .map(line -> Long.parseLong(line.substring(line.indexOf("calls=") + 6, line.indexOf(','))))
+                .orElse(0L);
+    }
+
+    @Test
+    void aSpinningWaiterSubscribesToNothing() throws Exception {
+        DistributedLock holder = newLock("spinning");
+        holder.lock();
+        DistributedLock waiterLock = newLock("spinning");
+        CompletableFuture<Boolean> waiter = Threads.call(() -> waiterLock.tryLock(30, TimeUnit.SECONDS));
+        awaitWaiting("spinning");
+        assertThat(redisWaiters("spinning")).isZero();
+        assertThat(server.command("PUBSUB", "NUMPAT")).isEqualTo(0L);
+        holder.unlock();
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    }
+
+    @Test
+    void spinAndPubSubLocksOnOneNameExcludeEachOther() throws Exception {
+        Relock relock = clients.create();
+        DistributedLock spin = relock.getSpinLock("shared-name");
+        DistributedLock plain = clients.create().getLock("shared-name");
+        plain.lock();
+        assertThat(Threads.call(() -> spin.tryLock()).get()).isFalse();
+        CompletableFuture<Boolean> waiter = Threads.call(() -> spin.tryLock(30, TimeUnit.SECONDS));
+        awaitWaiting("shared-name");
+        plain.unlock();
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    }
+}
