@@ -3,6 +3,8 @@ package io.relock;
 import io.relock.internal.Args;
 import io.relock.internal.ClientRuntime;
 import io.relock.internal.FencedRedisLock;
+import io.relock.internal.MultiRedisLock;
+import io.relock.internal.RedLock;
 import io.relock.internal.ReentrantRedisLock;
 import io.relock.internal.SimpleRedisLock;
 import io.relock.internal.SpinRedisLock;
@@ -119,6 +121,44 @@ public final class Relock implements AutoCloseable {
         Args.lockName(name);
         runtime.checkOpen();
         return new SpinRedisLock(runtime, name);
+    }
+
+    /**
+     * All-or-nothing over several locks, which may come from different clients and servers:
+     * it is held when every member is held by the calling thread. Members are acquired in one
+     * global order (server, then name), so multi-locks over overlapping sets do not deadlock;
+     * {@code tryLock(wait, ...)} spends one deadline over all members, and releases what it took,
+     * in reverse, when it fails. A lease applies to every member; without one, each member's
+     * client renews it. {@code isLocked()} is true when any member is held.
+     *
+     * @param locks the members, each a lock of a Relock client
+     * @return the multi-lock
+     * @throws NullPointerException if {@code locks} or a member is null
+     * @throws IllegalArgumentException if {@code locks} is empty, has a member twice, or a member
+     *     is not a Relock lock
+     */
+    public DistributedLock getMultiLock(DistributedLock... locks) {
+        return new MultiRedisLock(locks);
+    }
+
+    /**
+     * Redlock over independent Redis masters: pass one lock per master, each from its own
+     * {@code Relock} client. Held when a majority (N/2+1) of the members were acquired and the
+     * lease left after the time spent and a clock-drift allowance is positive; otherwise every
+     * member is released again, including those whose reply came late. Members are asked at the
+     * same time. {@code tryLock} returns {@code false} when other owners hold a majority, and
+     * throws {@link RelockException} when too few masters answer. {@code unlock()} throws
+     * {@link IllegalMonitorStateException} when fewer than a majority still held it. Each
+     * member's client renews its own member and reports its loss to its {@link LockListener}s.
+     *
+     * @param locks one lock per master, each from a different client
+     * @return the RedLock
+     * @throws NullPointerException if {@code locks} or a member is null
+     * @throws IllegalArgumentException if {@code locks} is empty, two members share a client, or
+     *     a member is not a Relock lock
+     */
+    public DistributedLock getRedLock(DistributedLock... locks) {
+        return new RedLock(locks);
     }
 
     /**

@@ -166,7 +166,7 @@ abstract class LockContractTest {
         if (!reentrant()) {
             lock.lock();
             assertThatThrownBy(lock::tryLock).isInstanceOf(IllegalMonitorStateException.class)
-                    .hasMessageContaining("'reentrant'");
+                    .hasMessageContaining("reentrant");
             assertThat(lock.getHoldCount()).isEqualTo(1);
             lock.unlock();
             assertThat(lock.isLocked()).isFalse();
@@ -208,7 +208,7 @@ abstract class LockContractTest {
         assertThat(inThread(() -> second.tryLock(PROMPTLY.toMillis(), 10_000, TimeUnit.MILLISECONDS))).isTrue();
         assertThatThrownBy(first::unlock)
                 .isInstanceOf(IllegalMonitorStateException.class)
-                .hasMessageContaining("'lease'")
+                .hasMessageContaining("lease")
                 .hasMessageContaining("lease of 200 ms ran out");
     }
 
@@ -293,7 +293,7 @@ abstract class LockContractTest {
         });
         assertThatThrownBy(() -> attempt.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS))
                 .hasCauseInstanceOf(IllegalMonitorStateException.class)
-                .cause().hasMessageContaining("'mine'");
+                .cause().hasMessageContaining("mine");
         assertThat(lock.isHeldByCurrentThread()).isTrue();
         lock.unlock();
     }
@@ -305,7 +305,7 @@ abstract class LockContractTest {
         lock.unlock();
         assertThatThrownBy(lock::unlock)
                 .isInstanceOf(IllegalMonitorStateException.class)
-                .hasMessageContaining("'twice'");
+                .hasMessageContaining("twice");
     }
 
     @Test
@@ -383,7 +383,7 @@ abstract class LockContractTest {
     void conditionsAreNotSupported() {
         assertThatThrownBy(() -> newLock("no-conditions").newCondition())
                 .isInstanceOf(UnsupportedOperationException.class)
-                .hasMessageContaining("'no-conditions'");
+                .hasMessageContaining("no-conditions");
     }
 
     @Test
@@ -406,6 +406,21 @@ abstract class LockContractTest {
         }
         lock.unlockAsync(102).toCompletableFuture().get();
         assertThat(lock.isLocked()).isFalse();
+    }
+
+    /**
+     * For locks that wait without pub/sub: a waiter is seen by its attempts, so this returns
+     * once Redis has run at least two more scripts.
+     */
+    protected void awaitRetries(String name) {
+        long before = evalshaCalls();
+        Eventually.await(PROMPTLY, "a retrying waiter on '" + name + "'", () -> evalshaCalls() >= before + 2);
+    }
+
+    private long evalshaCalls() {
+        return server.info("commandstats").lines().filter(line -> line.startsWith("cmdstat_evalsha:")).findFirst()
+                .map(line -> Long.parseLong(line.substring(line.indexOf("calls=") + 6, line.indexOf(','))))
+                .orElse(0L);
     }
 
     /** Clients subscribed to the lock's unlock channel, as Redis counts them. */

@@ -14,18 +14,9 @@ class SpinLockTest extends LockContractTest {
         return client.getSpinLock(name);
     }
 
-    /** A spinning waiter is seen by its attempts: EVALSHA calls keep growing while it waits. */
     @Override
     protected void awaitWaiting(String name) {
-        long before = evalshaCalls();
-        Eventually.await(PROMPTLY, "a spinning waiter on '" + name + "'", () -> evalshaCalls() >= before + 2);
-    }
-
-    private long evalshaCalls() {
-        String stats = server.info("commandstats");
-        return stats.lines().filter(line -> line.startsWith("cmdstat_evalsha:")).findFirst()
-                .map(line -> Long.parseLong(line.substring(line.indexOf("calls=") + 6, line.indexOf(','))))
-                .orElse(0L);
+        awaitRetries(name);
     }
 
     @Test

@@ -1,0 +1,488 @@
+package io.relock.internal;
+
+import io.relock.DistributedLock;
+import io.relock.RelockException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+
+/**
+ * Redlock over N independent masters, one member lock (and client) per master. Members are
+ * asked at the same time, not in turn, so one slow or dead node costs its timeout once, not
+ * once per position. The lock is acquired when a majority (N/2+1) answered "acquired" and the
+ * lease left after the time spent, minus a clock-drift allowance, is still positive. Otherwise
+ * every member is released again, including members whose answer arrives late.
+ */
+public final class RedLock implements DistributedLock {
+
+    /** Per member and round, how long {@code lock()} waits before releasing and retrying. */
+    private static final long ROUND_MILLIS_PER_MEMBER = 1500;
+
+    private final List<LockBase> members;
+    private final int quorum;
+    private final String name;
+
+    public RedLock(DistributedLock... locks) {
+        Args.notNull(locks, "locks");
+        Args.require(locks.length > 0, "locks must not be empty");
+        List<LockBase> list = new ArrayList<>();
+        for (int i = 0; i < locks.length; i++) {
+            DistributedLock lock = Args.notNull(locks[i], "locks[" + i + "]");
+            Args.require(lock instanceof LockBase, "locks[%s] is not a Relock lock: %s", i, lock);
+            list.add((LockBase) lock);
+        }
+        list.sort(Comparator.comparing((LockBase lock) -> lock.runtime.gateway().target()));
+        for (int i = 1; i < list.size(); i++) {
+            Args.require(list.get(i - 1).runtime != list.get(i).runtime,
+                    "locks[%s] and another member use the same client: RedLock needs one client per master", i);
+        }
+        this.members = List.copyOf(list);
+        this.quorum = members.size() / 2 + 1;
+        this.name = "redlock" + members.stream().map(LockBase::getName).distinct().toList();
+    }
+
+    @Override
+    public String getName() {
+        return name;
+    }
+
+    // ---- acquiring ----------------------------------------------------------------------------
+
+    /**
+     * Rounds of one attempt on every member until a round wins a majority or the wait is over.
+     * Between rounds a losing contender has released everything and pauses for a random,
+     * growing delay (the Redlock way), so contenders that split the members cannot deadlock.
+     */
+    private CompletableFuture<Boolean> acquireAsync(long owner, long waitNanos, long leaseMillis) {
+        return start(owner, waitNanos, leaseMillis).result;
+    }
+
+    private Acquire start(long owner, long waitNanos, long leaseMillis) {
+        Acquire acquire = new Acquire(owner, waitNanos, leaseMillis);
+        acquire.nextRound();
+        return acquire;
+    }
+
+    /** One acquire: a sequence of rounds sharing one deadline. */
+    private final class Acquire {
+
+        final CompletableFuture<Boolean> result = new CompletableFuture<>();
+        final long owner;
+        private final long waitNanos;
+        private final long leaseMillis;
+        private final long startNanos = System.nanoTime();
+        private int rounds;
+        private volatile Round current;
+        private volatile boolean abandoned;
+
+        Acquire(long owner, long waitNanos, long leaseMillis) {
+            this.owner = owner;
+            this.waitNanos = waitNanos;
+            this.leaseMillis = leaseMillis;
+        }
+
+        void nextRound() {
+            Round round = new Round(owner, leaseMillis);
+            current = round;
+            long commandTimeout = members.get(0).runtime.config().commandTimeout().toMillis();
+            long left = TimeUnit.NANOSECONDS.toMillis(waitNanos - (System.nanoTime() - startNanos));
+            // A node that does not answer costs at most this much per round.
+            long nodeTimeout = waitNanos == 0 ? commandTimeout : Math.min(commandTimeout, Math.max(50, left));
+            for (LockBase member : members) {
+                member.acquireAsync(owner, 0, leaseMillis)
+                        .whenComplete((attempt, error) -> round.answered(member, attempt, error));
+            }
+            timer().newTimeout(t -> round.deadline(), nodeTimeout, TimeUnit.MILLISECONDS);
+            if (abandoned) {
+                round.abandon();
+            }
+            round.decision.whenComplete((won, error) -> afterRound(round, won, error));
+        }
+
+        private void afterRound(Round round, Boolean won, Throwable error) {
+            if (Boolean.TRUE.equals(won)) {
+                result.complete(true);
+                return;
+            }
+            long left = waitNanos - (System.nanoTime() - startNanos);
+            if (abandoned || left <= 0) {
+                if (error != null) {
+                    result.completeExceptionally(error);
+                } else {
+                    result.complete(false);
+                }
+                return;
+            }
+            long ceiling = Math.min(200, 10L << Math.min(rounds++, 5));
+            long pause = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+            timer().newTimeout(t -> nextRound(), Math.max(1, Math.min(pause, TimeUnit.NANOSECONDS.toMillis(left))),
+                    TimeUnit.MILLISECONDS);
+        }
+
+        void abandon() {
+            abandoned = true;
+            Round round = current;
+            if (round != null) {
+                round.abandon();
+            }
+        }
+    }
+
+    private io.netty.util.Timer timer() {
+        return members.get(0).runtime.timer();
+    }
+
+    /** The bookkeeping of one round: one attempt on every member. */
+    private final class Round {
+
+        final CompletableFuture<Boolean> decision = new CompletableFuture<>();
+        private final long owner;
+        private final long leaseMillis;
+        private final long startNanos = System.nanoTime();
+        private final AtomicInteger acquired = new AtomicInteger();
+        private final AtomicInteger busy = new AtomicInteger();
+        private final AtomicInteger failed = new AtomicInteger();
+        private final List<LockBase> held = new ArrayList<>();
+        private final List<Throwable> errors = new ArrayList<>();
+        private boolean decided; // guarded by this
+        private boolean won; // guarded by this
+
+        Round(long owner, long leaseMillis) {
+            this.owner = owner;
+            this.leaseMillis = leaseMillis;
+        }
+
+        void answered(LockBase member, LockBase.Attempt attempt, Throwable error) {
+            if (error != null) {
+                synchronized (this) {
+                    errors.add(Exceptions.unwrap(error));
+                }
+                failed.incrementAndGet();
+            } else if (attempt.acquired()) {
+                boolean lost;
+                synchronized (this) {
+                    lost = decided && !won;
+                    if (!lost) {
+                        held.add(member);
+                    }
+                }
+                if (lost) {
+                    release(member); // a late "yes" after the round was lost
+                    return;
+                }
+                acquired.incrementAndGet();
+            } else {
+                busy.incrementAndGet();
+            }
+            evaluate(false);
+        }
+
+        void deadline() {
+            evaluate(true);
+        }
+
+        private void evaluate(boolean timeUp) {
+            int yes = acquired.get();
+            int no = busy.get() + failed.get();
+            if (yes >= quorum) {
+                long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+                long lease = leaseMillis == Args.WATCHDOG_LEASE ? members.get(0).runtime.watchdog().leaseMillis()
+                        : leaseMillis;
+                // Redlock's validity: what is left of the lease once the time spent and the
+                // possible drift between the nodes' clocks are taken off.
+                long drift = lease / 100 + 2;
+                decide(lease - elapsedMillis - drift > 0, null);
+            } else if (members.size() - no < quorum || timeUp || yes + no == members.size()) {
+                decide(false, busy.get() == 0 ? noMajority(yes) : null);
+            }
+        }
+
+        private RelockException noMajority(int yes) {
+            RelockException failure = new RelockException(name + ": no majority of " + members.size()
+                    + " nodes could be locked (" + yes + " acquired, " + failed.get() + " failed, "
+                    + (members.size() - yes - busy.get() - failed.get()) + " did not answer in time; "
+                    + quorum + " needed)");
+            synchronized (this) {
+                errors.forEach(failure::addSuppressed);
+            }
+            return failure;
+        }
+
+        /** Gives up (e.g. the caller was interrupted): what was or will be acquired is released. */
+        void abandon() {
+            decide(false, null);
+        }
+
+        private void decide(boolean success, RelockException failure) {
+            List<LockBase> toRelease;
+            synchronized (this) {
+                if (decided) {
+                    return;
+                }
+                decided = true;
+                won = success;
+                toRelease = success ? List.of() : List.copyOf(held);
+            }
+            toRelease.forEach(this::release);
+            if (failure != null) {
+                decision.completeExceptionally(failure);
+            } else {
+                decision.complete(success);
+            }
+        }
+
+        private void release(LockBase member) {
+            member.release(owner).whenComplete((ignored, error) -> { });
+        }
+    }
+
+    private boolean await(Acquire acquire) throws InterruptedException {
+        try {
+            return acquire.result.get();
+        } catch (ExecutionException e) {
+            throw Exceptions.translate("acquire " + name, e);
+        } catch (InterruptedException e) {
+            acquire.abandon();
+            try {
+                if (acquire.result.get(members.get(0).runtime.config().commandTimeout().toMillis() * 2,
+                        TimeUnit.MILLISECONDS)) {
+                    // Won just before the interrupt was seen: give it back, the caller gets the interrupt.
+                    Futures.await(unlockAsync(acquire.owner).toCompletableFuture(), "unlock " + name);
+                }
+            } catch (ExecutionException | java.util.concurrent.TimeoutException | RuntimeException settle) {
+                e.addSuppressed(settle);
+            }
+            throw e;
+        }
+    }
+
+    private long roundNanos() {
+        long base = ROUND_MILLIS_PER_MEMBER * members.size();
+        return TimeUnit.MILLISECONDS.toNanos(base + ThreadLocalRandom.current().nextLong(base));
+    }
+
+    @Override
+    public void lock() {
+        lockUninterruptibly(Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public void lock(long leaseTime, TimeUnit unit) {
+        lockUninterruptibly(Args.leaseMillis(leaseTime, unit));
+    }
+
+    private void lockUninterruptibly(long leaseMillis) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    if (await(start(LockBase.currentThreadId(), roundNanos(), leaseMillis))) {
+                        return;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        lockInterruptibly(Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
+        lockInterruptibly(Args.leaseMillis(leaseTime, unit));
+    }
+
+    private void lockInterruptibly(long leaseMillis) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring " + name);
+        }
+        while (!await(start(LockBase.currentThreadId(), roundNanos(), leaseMillis))) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException("interrupted while acquiring " + name);
+            }
+        }
+    }
+
+    @Override
+    public boolean tryLock() {
+        return Futures.await(acquireAsync(LockBase.currentThreadId(), 0, Args.WATCHDOG_LEASE), "acquire " + name);
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException {
+        return await(start(LockBase.currentThreadId(), Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE));
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return await(start(LockBase.currentThreadId(), Args.waitNanos(waitTime, unit), lease));
+    }
+
+    @Override
+    public CompletionStage<Void> lockAsync(long ownerThreadId) {
+        return lockAsync(ownerThreadId, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+        return lockAsync(ownerThreadId, Args.leaseMillis(leaseTime, unit));
+    }
+
+    private CompletableFuture<Void> lockAsync(long owner, long leaseMillis) {
+        return acquireAsync(owner, roundNanos(), leaseMillis).thenCompose(acquired ->
+                acquired ? CompletableFuture.completedFuture(null) : lockAsync(owner, leaseMillis));
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
+        return acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return acquireAsync(ownerThreadId, Args.waitNanos(waitTime, unit), lease);
+    }
+
+    // ---- releasing and asking ---------------------------------------------------------------
+
+    @Override
+    public void unlock() {
+        Futures.await(unlockAsync(LockBase.currentThreadId()).toCompletableFuture(), "unlock " + name);
+    }
+
+    /**
+     * Releases every member; fails with {@link IllegalMonitorStateException} when fewer than a
+     * majority were still held (the lock was lost, or never held by this owner).
+     */
+    @Override
+    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
+        List<IllegalMonitorStateException> refusals = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<CompletableFuture<Boolean>> releases = new ArrayList<>();
+        for (LockBase member : members) {
+            releases.add(member.release(ownerThreadId).handle((ignored, error) -> {
+                Throwable cause = error == null ? null : Exceptions.unwrap(error);
+                if (cause instanceof IllegalMonitorStateException refusal) {
+                    refusals.add(refusal);
+                    return false;
+                }
+                if (cause != null) {
+                    throw Exceptions.translate("unlock " + member.getName(), cause);
+                }
+                return true;
+            }));
+        }
+        return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).handle((ignored, error) -> {
+            long released = releases.stream().filter(release -> !release.isCompletedExceptionally() && release.join())
+                    .count();
+            if (released >= quorum) {
+                return null;
+            }
+            if (error != null) {
+                throw Exceptions.translate("unlock " + name, error);
+            }
+            IllegalMonitorStateException failure = new IllegalMonitorStateException("cannot unlock " + name
+                    + " for owner " + ownerThreadId + ": only " + released + " of " + members.size()
+                    + " nodes still held it (" + quorum + " needed)"
+                    + (refusals.isEmpty() ? "" : "; first refusal: " + refusals.get(0).getMessage()));
+            refusals.forEach(failure::addSuppressed);
+            throw failure;
+        });
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        boolean any = false;
+        for (LockBase member : members) {
+            try {
+                any |= member.forceUnlock();
+            } catch (RelockException e) {
+                // A node that is down holds nothing it could keep: its lease runs out there.
+            }
+        }
+        return any;
+    }
+
+    /** Whether a majority of the nodes report the lock held. */
+    @Override
+    public boolean isLocked() {
+        return countReachable(LockBase::isLocked) >= quorum;
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return isHeldByThread(LockBase.currentThreadId());
+    }
+
+    @Override
+    public boolean isHeldByThread(long threadId) {
+        return countReachable(member -> member.isHeldByThread(threadId)) >= quorum;
+    }
+
+    /** The hold count that a majority of the nodes agree on at least. */
+    @Override
+    public int getHoldCount() {
+        return (int) majorityValue(member -> member.getHoldCount());
+    }
+
+    /** The lease that a majority of the nodes still have, in ms; -2 if no majority holds it. */
+    @Override
+    public long remainTimeToLive() {
+        long value = majorityValue(LockBase::remainTimeToLive);
+        return value < 0 ? -2 : value;
+    }
+
+    private int countReachable(java.util.function.Predicate<LockBase> test) {
+        int count = 0;
+        for (LockBase member : members) {
+            try {
+                if (test.test(member)) {
+                    count++;
+                }
+            } catch (RelockException e) {
+                // An unreachable node does not count towards the majority.
+            }
+        }
+        return count;
+    }
+
+    private long majorityValue(java.util.function.ToLongFunction<LockBase> read) {
+        List<Long> values = new ArrayList<>();
+        for (LockBase member : members) {
+            try {
+                values.add(read.applyAsLong(member));
+            } catch (RelockException e) {
+                values.add(Long.MIN_VALUE);
+            }
+        }
+        values.sort(Comparator.reverseOrder());
+        long value = values.get(quorum - 1);
+        return value == Long.MIN_VALUE ? -2 : value;
+    }
+
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException(name + " has no conditions");
+    }
+
+    @Override
+    public String toString() {
+        return "RedLock{" + name + ", quorum=" + quorum + "}";
+    }
+}

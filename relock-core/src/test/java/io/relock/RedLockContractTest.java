@@ -1,0 +1,21 @@
+package io.relock;
+
+/**
+ * The contract suite on {@link Relock#getRedLock}, with three members from three clients. They
+ * share one server here (under different names), which exercises the protocol; independent
+ * masters and their failures are {@link RedLockTest}'s subject.
+ */
+class RedLockContractTest extends LockContractTest {
+
+    @Override
+    protected DistributedLock newLock(Relock client, String name) {
+        return client.getRedLock(client.getLock(name + ":1"), clients.create().getLock(name + ":2"),
+                clients.create().getLock(name + ":3"));
+    }
+
+    /** RedLock waits by retrying rounds after random pauses, not by subscribing. */
+    @Override
+    protected void awaitWaiting(String name) {
+        awaitRetries(name);
+    }
+}
