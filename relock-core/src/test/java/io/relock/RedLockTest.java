@@ -1,0 +1,166 @@
+package io.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relock.testkit.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** RedLock over five real, independent masters, some of them killed or paused. */
+class RedLockTest {
+
+    private static final int NODES = 5;
+    private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(500);
+    private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
+    private static final List<RedisServer> servers = new ArrayList<>();
+
+    private final List<Relock> opened = new ArrayList<>();
+
+    @BeforeAll
+    static void startMasters() {
+        for (int i = 0; i < NODES; i++) {
+            servers.add(RedisServer.start());
+        }
+    }
+
+    @AfterAll
+    static void stopMasters() {
+        servers.forEach(RedisServer::close);
+        servers.clear();
+    }
+
+    @BeforeEach
+    void healAll() {
+        for (RedisServer server : servers) {
+            if (server.isPaused()) {
+                server.resume();
+            }
+            if (!server.isRunning()) {
+                server.restart();
+            }
+            server.flushAll();
+        }
+    }
+
+    @AfterEach
+    void closeClients() {
+        opened.forEach(Relock::close);
+        opened.clear();
+    }
+
+    /** One contender: a client per master, and the RedLock over their locks. */
+    private DistributedLock contender(String name) {
+        List<DistributedLock> members = new ArrayList<>();
+        for (RedisServer server : servers) {
+            Relock relock = Relock.create(RelockConfig.builder().singleServer(server.uri())
+                    .commandTimeout(COMMAND_TIMEOUT).build());
+            opened.add(relock);
+            members.add(relock.getLock(name));
+        }
+        return opened.get(opened.size() - 1).getRedLock(members.toArray(DistributedLock[]::new));
+    }
+
+    private void awaitEveryClientConnected() {
+        for (Relock relock : opened) {
+            Eventually.await(PROMPTLY, "client reconnected", () -> {
+                try {
+                    relock.getLock("probe").isLocked();
+                    return true;
+                } catch (RelockException e) {
+                    return false;
+                }
+            });
+        }
+    }
+
+    @Test
+    void acquisitionSucceedsExactlyWhenAMajorityOfMastersIsUp() throws Exception {
+        DistributedLock redLock = contender("subsets");
+        long wait = 1000;
+        for (int down = 0; down < 1 << NODES; down++) {
+            int up = NODES - Integer.bitCount(down);
+            for (int node = 0; node < NODES; node++) {
+                if ((down & 1 << node) != 0) {
+                    if (node % 2 == 0) {
+                        servers.get(node).kill();
+                    } else {
+                        servers.get(node).pause();
+                    }
+                }
+            }
+            long start = System.nanoTime();
+            String subset = "nodes down: " + Integer.toBinaryString(down);
+            try {
+                if (up >= NODES / 2 + 1) {
+                    assertThat(redLock.tryLock(wait, 10_000, TimeUnit.MILLISECONDS)).as(subset).isTrue();
+                    redLock.unlock();
+                } else {
+                    assertThatThrownBy(() -> redLock.tryLock(wait, 10_000, TimeUnit.MILLISECONDS)).as(subset)
+                            .isInstanceOf(RelockException.class).hasMessageContaining("no majority");
+                }
+                long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                // The wait, plus one node timeout for the last round and the unlock's.
+                assertThat(elapsed).as(subset).isLessThan(wait + 3 * COMMAND_TIMEOUT.toMillis() + 1000);
+            } finally {
+                healAll();
+                awaitEveryClientConnected();
+            }
+        }
+    }
+
+    @Test
+    void contendersNeverOverlapWhileAMasterIsRestartedAfterALease() throws Exception {
+        long lease = 2000;
+        int contenders = 4;
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger counter = new AtomicInteger();
+        CountDownLatch halfway = new CountDownLatch(contenders * 10);
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        for (int c = 0; c < contenders; c++) {
+            DistributedLock redLock = contender("restarts");
+            workers.add(Threads.run(() -> {
+                for (int i = 0; i < 25; i++) {
+                    assertThat(redLock.tryLock(30, lease, TimeUnit.SECONDS)).isTrue();
+                    try {
+                        if (!inside.compareAndSet(false, true)) {
+                            overlaps.incrementAndGet();
+                        }
+                        int seen = counter.get();
+                        Thread.yield();
+                        counter.set(seen + 1);
+                        inside.set(false);
+                    } finally {
+                        redLock.unlock();
+                    }
+                    halfway.countDown();
+                }
+                return null;
+            }));
+        }
+        assertThat(halfway.await(60, TimeUnit.SECONDS)).isTrue();
+        RedisServer restarted = servers.get(2);
+        restarted.kill();
+        // Redlock's rule for masters without persistence: stay down for longer than a lease,
+        // so the restarted master cannot hand out a lock that a majority still holds.
+        Eventually.letTimePass(Duration.ofMillis(lease + 200));
+        restarted.restart();
+        for (CompletableFuture<Void> worker : workers) {
+            worker.get(120, TimeUnit.SECONDS);
+        }
+        assertThat(overlaps.get()).isZero();
+        assertThat(counter.get()).isEqualTo(contenders * 25);
+    }
+}
