@@ -5,6 +5,7 @@ import io.relock.internal.ClientRuntime;
 import io.relock.internal.FencedRedisLock;
 import io.relock.internal.MultiRedisLock;
 import io.relock.internal.RedLock;
+import io.relock.internal.RedisReadWriteLock;
 import io.relock.internal.ReentrantRedisLock;
 import io.relock.internal.SimpleRedisLock;
 import io.relock.internal.SpinRedisLock;
@@ -121,6 +122,23 @@ public final class Relock implements AutoCloseable {
         Args.lockName(name);
         runtime.checkOpen();
         return new SpinRedisLock(runtime, name);
+    }
+
+    /**
+     * A read-write lock: many readers or one writer, in Redisson's {@code RReadWriteLock} layout
+     * (the two libraries interoperate on the same names). See {@link DistributedReadWriteLock}
+     * for downgrade, the refused upgrade and per-reader leases.
+     *
+     * @param name the lock's name
+     * @return the read-write lock
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     */
+    public DistributedReadWriteLock getReadWriteLock(String name) {
+        Args.lockName(name);
+        runtime.checkOpen();
+        return new RedisReadWriteLock(runtime, name);
     }
 
     /**

@@ -6,7 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
- * Another process that holds a lock: {@code <redis-uri> <lock-name> <watchdog-ms>}. Prints
+ * Another process that holds a lock: {@code <redis-uri> <lock-name> <watchdog-ms> [read]}
+ * (with {@code read}, the read lock of a read-write lock). Prints
  * {@code LOCKED <clientId>} once it holds the lock, releases it when told {@code release} on
  * stdin, then prints {@code RELEASED} and exits.
  */
@@ -20,7 +21,8 @@ public final class LockHolderMain {
                 .watchdogTimeout(Duration.ofMillis(Long.parseLong(args[2])))
                 .build();
         try (Relock relock = Relock.create(config)) {
-            DistributedLock lock = relock.getLock(args[1]);
+            boolean read = args.length > 3 && args[3].equals("read");
+            DistributedLock lock = read ? relock.getReadWriteLock(args[1]).readLock() : relock.getLock(args[1]);
             lock.lock();
             System.out.println("LOCKED " + relock.clientId());
             System.out.flush();

@@ -185,7 +185,9 @@ public final class ClientRuntime implements AutoCloseable {
         String key = key(name);
         CompletableFuture<List<Object>> snapshot =
                 gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI, new String[] {key});
-        RedisFuture<Map<String, Long>> subscribers = gateway.commands().pubsubNumsub(LockBase.channelName(key));
+        // Waiters of every lock type that can live under this key: plain locks and read-write locks.
+        RedisFuture<Map<String, Long>> subscribers = gateway.commands().pubsubNumsub(LockBase.channelName(key),
+                LockBase.RW_CHANNEL_PREFIX + ":{" + key + "}");
         String operation = "read lock info of '" + name + "'";
         List<Object> reply = Futures.await(snapshot, operation);
         List<?> fields = (List<?>) reply.get(0);

@@ -28,15 +28,25 @@ public abstract class LockBase implements DistributedLock {
     private final String channel;
 
     protected LockBase(ClientRuntime runtime, String name) {
+        this(runtime, name, LOCK_CHANNEL_PREFIX);
+    }
+
+    /** For lock types that announce releases on their own channel, as Redisson's do. */
+    protected LockBase(ClientRuntime runtime, String name, String channelPrefix) {
         this.runtime = runtime;
         this.name = Args.lockName(name);
         this.key = runtime.key(name);
-        this.channel = channelName(key);
+        this.channel = channelPrefix + ":{" + key + "}";
     }
+
+    /** Prefix of the unlock channel of reentrant, fenced, simple and spin locks (Redisson's name). */
+    static final String LOCK_CHANNEL_PREFIX = "redisson_lock__channel";
+    /** Prefix of the unlock channel of read-write locks (Redisson's name). */
+    static final String RW_CHANNEL_PREFIX = "redisson_rwlock";
 
     /** The unlock channel of a lock key, as Redisson names it. */
     static String channelName(String key) {
-        return "redisson_lock__channel:{" + key + "}";
+        return LOCK_CHANNEL_PREFIX + ":{" + key + "}";
     }
 
     // ---- what a lock type supplies --------------------------------------------------------
@@ -73,6 +83,11 @@ public abstract class LockBase implements DistributedLock {
 
     /** Hold count of {@code field}, 0 when it holds nothing. */
     protected abstract CompletableFuture<Integer> holdCountOnce(String field);
+
+    /** The hash field (or token) that identifies {@code owner} in this lock type's data. */
+    protected String fieldOf(long owner) {
+        return runtime.field(owner);
+    }
 
     /** Where the release that lets {@code field} in is announced; the lock's channel by default. */
     protected String channelFor(String field) {
@@ -116,13 +131,15 @@ public abstract class LockBase implements DistributedLock {
 
     /**
      * A key that belongs to this lock and must share its Cluster slot: {@code {<key>}:<suffix>},
-     * or {@code <key>:<suffix>} when the key already carries its own hash tag.
+     * or {@code <key>:<suffix>} when the key already contains a brace (its own hash tag).
      */
     protected final String auxiliaryKey(String suffix) {
-        int open = key.indexOf('{');
-        int close = open < 0 ? -1 : key.indexOf('}', open + 1);
-        boolean tagged = close > open + 1;
-        return (tagged ? key : "{" + key + "}") + ":" + suffix;
+        return hashTagged() + ":" + suffix;
+    }
+
+    /** The key with a hash tag: itself if it contains a brace, else {@code {<key>}} (Redisson's rule). */
+    protected final String hashTagged() {
+        return key.contains("{") ? key : "{" + key + "}";
     }
 
     /** Deletes the key whoever holds it and wakes waiters; true if there was a lock. */
@@ -201,7 +218,7 @@ public abstract class LockBase implements DistributedLock {
 
     private int holdCount(long owner) {
         runtime.checkOpen();
-        return Futures.await(holdCountOnce(runtime.field(owner)), describe("read hold count of"));
+        return Futures.await(holdCountOnce(fieldOf(owner)), describe("read hold count of"));
     }
 
     @Override
@@ -316,7 +333,7 @@ public abstract class LockBase implements DistributedLock {
     /** Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none. */
     protected final CompletableFuture<Void> release(long owner) {
         runtime.checkOpen();
-        String field = runtime.field(owner);
+        String field = fieldOf(owner);
         Hold hold = runtime.watchdog().get(this, owner);
         long lease = hold != null ? hold.leaseMillis : runtime.watchdog().leaseMillis();
         if (hold != null) {
@@ -350,7 +367,7 @@ public abstract class LockBase implements DistributedLock {
     }
 
     private void rollback(long owner, int countBefore, Throwable reason) {
-        String field = runtime.field(owner);
+        String field = fieldOf(owner);
         CompletableFuture<Long> undo;
         try {
             undo = rollbackOnce(field, countBefore);
@@ -397,7 +414,7 @@ public abstract class LockBase implements DistributedLock {
             this.waitNanos = waitNanos;
             this.leaseMillis = leaseMillis;
             this.startNanos = runtime.nanoTime();
-            this.field = runtime.field(owner);
+            this.field = fieldOf(owner);
             Hold hold = runtime.watchdog().get(LockBase.this, owner);
             this.reentry = hold != null && !hold.lost;
         }

@@ -23,7 +23,13 @@ public enum Script {
     SIMPLE_ACQUIRE("simple_acquire"),
     SIMPLE_RELEASE("simple_release"),
     SIMPLE_RENEW("simple_renew"),
-    LOCK_INFO("lock_info");
+    LOCK_INFO("lock_info"),
+    RW_READ_ACQUIRE("rw_read_acquire"),
+    RW_READ_RELEASE("rw_read_release"),
+    RW_READ_RENEW("rw_read_renew"),
+    RW_WRITE_ACQUIRE("rw_write_acquire"),
+    RW_WRITE_RELEASE("rw_write_release"),
+    RW_FORCE_RELEASE("rw_force_release");
 
     private final String source;
     private final String sha;

@@ -27,7 +27,7 @@ final class Watchdog {
     /** Keys per renewal script call: bounds how long one call keeps Redis busy. */
     static final int BATCH_SIZE = 500;
 
-    private record HoldKey(String key, long owner) {}
+    private record HoldKey(String key, String field) {}
 
     private final Map<HoldKey, Hold> holds = new ConcurrentHashMap<>();
     private final RedisGateway gateway;
@@ -65,7 +65,7 @@ final class Watchdog {
     void acquired(LockBase lock, long owner, String field, long requestedLease) {
         boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
         long lease = watchdog ? leaseMillis : requestedLease;
-        holds.compute(new HoldKey(lock.key(), owner), (key, previous) -> {
+        holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {
             // A re-entry keeps the watchdog if any acquire of this hold asked for it, as Redisson does.
             if (previous != null && !previous.lost && previous.watchdog) {
                 return previous;
@@ -75,11 +75,11 @@ final class Watchdog {
     }
 
     Hold get(LockBase lock, long owner) {
-        return holds.get(new HoldKey(lock.key(), owner));
+        return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
 
     void forget(Hold hold) {
-        holds.remove(new HoldKey(hold.lock.key(), hold.owner), hold);
+        holds.remove(new HoldKey(hold.lock.key(), hold.field), hold);
     }
 
     int size() {

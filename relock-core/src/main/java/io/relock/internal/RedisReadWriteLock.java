@@ -1,0 +1,191 @@
+package io.relock.internal;
+
+import io.lettuce.core.ScriptOutputType;
+import io.relock.DistributedLock;
+import io.relock.DistributedReadWriteLock;
+import java.util.concurrent.CompletableFuture;
+
+/** Seed 001's read-write lock, in Redisson's layout. */
+public final class RedisReadWriteLock implements DistributedReadWriteLock {
+
+    private static final String READ = "read";
+    private static final String WRITE = "write";
+
+    private final ReadLock readLock;
+    private final WriteLock writeLock;
+    private final String name;
+
+    public RedisReadWriteLock(ClientRuntime runtime, String name) {
+        this.name = Args.lockName(name);
+        this.readLock = new ReadLock(runtime, name);
+        this.writeLock = new WriteLock(runtime, name);
+    }
+
+    @Override
+    public DistributedLock readLock() {
+        return readLock;
+    }
+
+    @Override
+    public DistributedLock writeLock() {
+        return writeLock;
+    }
+
+    @Override
+    public String getName() {
+        return name;
+    }
+
+    @Override
+    public String toString() {
+        return "RedisReadWriteLock{name='" + name + "'}";
+    }
+
+    private static CompletableFuture<Long> forceReleaseMode(LockBase lock, String mode) {
+        return lock.runtime.gateway().eval(Script.RW_FORCE_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {lock.key(), lock.channel()}, UnlockChannels.UNLOCK_MESSAGE, mode);
+    }
+
+    private static CompletableFuture<String> mode(LockBase lock) {
+        return lock.runtime.gateway().commands().hget(lock.key(), "mode").toCompletableFuture();
+    }
+
+    private static CompletableFuture<Integer> count(LockBase lock, String field) {
+        return lock.runtime.gateway().commands().hget(lock.key(), field).toCompletableFuture()
+                .thenApply(count -> count == null ? 0 : Integer.parseInt(count));
+    }
+
+    /** The shared half. */
+    static final class ReadLock extends LockBase {
+
+        ReadLock(ClientRuntime runtime, String name) {
+            super(runtime, name, RW_CHANNEL_PREFIX);
+        }
+
+        private String timeoutPrefix(String field) {
+            return auxiliaryKey(field + ":rwlock_timeout");
+        }
+
+        @Override
+        protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
+            return runtime.gateway().<Long>eval(Script.RW_READ_ACQUIRE, ScriptOutputType.INTEGER,
+                    new String[] {key(), timeoutPrefix(field)}, Long.toString(leaseMillis), field, field + ":write")
+                    .thenApply(Attempt::fromTtl);
+        }
+
+        private CompletableFuture<Long> release(String field, String countBefore) {
+            return runtime.gateway().eval(Script.RW_READ_RELEASE, ScriptOutputType.INTEGER,
+                    new String[] {key(), channel(), timeoutPrefix(field), hashTagged()},
+                    UnlockChannels.UNLOCK_MESSAGE, field, countBefore);
+        }
+
+        @Override
+        protected CompletableFuture<Long> releaseOnce(String field, long leaseMillis) {
+            return release(field, "");
+        }
+
+        @Override
+        protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
+            return release(field, Integer.toString(countBefore));
+        }
+
+        @Override
+        protected CompletableFuture<Integer> holdCountOnce(String field) {
+            return count(this, field);
+        }
+
+        @Override
+        protected Script renewScript() {
+            return Script.RW_READ_RENEW;
+        }
+
+        /** Whether the lock is in read mode: some reader holds it. */
+        @Override
+        public boolean isLocked() {
+            runtime.checkOpen();
+            return READ.equals(Futures.await(mode(this), "check read lock '" + getName() + "'"));
+        }
+
+        @Override
+        public boolean forceUnlock() {
+            runtime.checkOpen();
+            return Futures.await(forceReleaseMode(this, READ), "force-unlock read lock '" + getName() + "'") == 1;
+        }
+
+        @Override
+        public String toString() {
+            return "ReadLock{name='" + getName() + "'}";
+        }
+    }
+
+    /** The exclusive half. */
+    static final class WriteLock extends LockBase {
+
+        private static final long UPGRADE = -3;
+
+        WriteLock(ClientRuntime runtime, String name) {
+            super(runtime, name, RW_CHANNEL_PREFIX);
+        }
+
+        @Override
+        protected String fieldOf(long owner) {
+            return runtime.field(owner) + ":write";
+        }
+
+        private static String readerField(String writeField) {
+            return writeField.substring(0, writeField.length() - ":write".length());
+        }
+
+        @Override
+        protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
+            return runtime.gateway().<Long>eval(Script.RW_WRITE_ACQUIRE, ScriptOutputType.INTEGER,
+                    new String[] {key()}, Long.toString(leaseMillis), field, readerField(field)).thenApply(ttl -> {
+                        if (ttl != null && ttl == UPGRADE) {
+                            throw new IllegalMonitorStateException("cannot take the write lock of '" + getName()
+                                    + "' while holding only its read lock (" + readerField(field)
+                                    + "): an upgrade would wait for itself; release the read lock first");
+                        }
+                        return Attempt.fromTtl(ttl);
+                    });
+        }
+
+        private CompletableFuture<Long> release(String field, long leaseMillis, String countBefore) {
+            return runtime.gateway().eval(Script.RW_WRITE_RELEASE, ScriptOutputType.INTEGER,
+                    new String[] {key(), channel()}, UnlockChannels.READ_UNLOCK_MESSAGE, Long.toString(leaseMillis),
+                    field, countBefore);
+        }
+
+        @Override
+        protected CompletableFuture<Long> releaseOnce(String field, long leaseMillis) {
+            return release(field, leaseMillis, "");
+        }
+
+        @Override
+        protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
+            return release(field, runtime.watchdog().leaseMillis(), Integer.toString(countBefore));
+        }
+
+        @Override
+        protected CompletableFuture<Integer> holdCountOnce(String field) {
+            return count(this, field);
+        }
+
+        /** Whether the lock is in write mode: a writer holds it. */
+        @Override
+        public boolean isLocked() {
+            runtime.checkOpen();
+            return WRITE.equals(Futures.await(mode(this), "check write lock '" + getName() + "'"));
+        }
+
+        @Override
+        public boolean forceUnlock() {
+            runtime.checkOpen();
+            return Futures.await(forceReleaseMode(this, WRITE), "force-unlock write lock '" + getName() + "'") == 1;
+        }
+
+        @Override
+        public String toString() {
+            return "WriteLock{name='" + getName() + "'}";
+        }
+    }
+}

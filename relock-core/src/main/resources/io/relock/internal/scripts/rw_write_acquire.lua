@@ -1,0 +1,19 @@
+-- Write lock (Redisson's layout): 'mode' = 'write' and the field '<owner>:write'.
+-- KEYS[1] lock key; ARGV[1] lease in ms, ARGV[2] the owner's write field, ARGV[3] the owner's
+-- read field. Returns nil when acquired, -3 when the owner holds only a read lock (an upgrade,
+-- refused: it would wait for itself), else the lock's TTL in ms.
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false then
+    redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return nil
+end
+if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
+    return nil
+end
+if mode == 'read' and redis.call('hexists', KEYS[1], ARGV[3]) == 1 then
+    return -3
+end
+return redis.call('pttl', KEYS[1])
