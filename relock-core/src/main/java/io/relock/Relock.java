@@ -2,6 +2,7 @@ package io.relock;
 
 import io.relock.internal.Args;
 import io.relock.internal.ClientRuntime;
+import io.relock.internal.FairRedisLock;
 import io.relock.internal.FencedRedisLock;
 import io.relock.internal.MultiRedisLock;
 import io.relock.internal.RedLock;
@@ -69,6 +70,25 @@ public final class Relock implements AutoCloseable {
         Args.lockName(name);
         runtime.checkOpen();
         return new ReentrantRedisLock(runtime, name);
+    }
+
+    /**
+     * A fair reentrant lock: waiters in every client get it in the order they first asked
+     * (FIFO). A release wakes only the next waiter. A waiter whose process died is skipped after
+     * {@link RelockConfig#threadWaitTime()}; deadlines use the Redis server's clock, so skewed
+     * client clocks do not matter. Same hash layout as {@link #getLock(String)}, plus the keys
+     * {@code {<name>}:queue} and {@code {<name>}:timeouts}.
+     *
+     * @param name the lock's name
+     * @return the lock
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     */
+    public DistributedLock getFairLock(String name) {
+        Args.lockName(name);
+        runtime.checkOpen();
+        return new FairRedisLock(runtime, name);
     }
 
     /**

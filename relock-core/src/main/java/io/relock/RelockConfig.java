@@ -36,6 +36,9 @@ public final class RelockConfig {
     /** Longest pause of a spin lock's backoff: 500 ms. */
     public static final Duration DEFAULT_SPIN_BACKOFF_MAX = Duration.ofMillis(500);
 
+    /** How long a fair lock's waiter may stay silent before it is taken for dead: 5 s. */
+    public static final Duration DEFAULT_THREAD_WAIT_TIME = Duration.ofSeconds(5);
+
     /** The smallest watchdog timeout accepted: below it renewals would flood Redis. */
     public static final Duration MIN_WATCHDOG_TIMEOUT = Duration.ofMillis(30);
 
@@ -52,6 +55,7 @@ public final class RelockConfig {
     private final String keyPrefix;
     private final Duration spinBackoffInitial;
     private final Duration spinBackoffMax;
+    private final Duration threadWaitTime;
 
     private RelockConfig(Builder builder) {
         this.topology = builder.topology;
@@ -61,6 +65,7 @@ public final class RelockConfig {
         this.keyPrefix = orDefault(builder.keyPrefix, DEFAULT_KEY_PREFIX);
         this.spinBackoffInitial = orDefault(builder.spinBackoffInitial, DEFAULT_SPIN_BACKOFF_INITIAL);
         this.spinBackoffMax = orDefault(builder.spinBackoffMax, DEFAULT_SPIN_BACKOFF_MAX);
+        this.threadWaitTime = orDefault(builder.threadWaitTime, DEFAULT_THREAD_WAIT_TIME);
     }
 
     private static <T> T orDefault(T value, T defaultValue) {
@@ -140,6 +145,17 @@ public final class RelockConfig {
         return spinBackoffMax;
     }
 
+    /**
+     * How long a waiter of a fair lock ({@link Relock#getFairLock}) may go without retrying
+     * before it is taken for dead and skipped. Waiters retry every third of it while waiting,
+     * so a live waiter keeps its place; a crashed one delays the queue by at most this.
+     *
+     * @return the thread wait time
+     */
+    public Duration threadWaitTime() {
+        return threadWaitTime;
+    }
+
     @Override
     public String toString() {
         return "RelockConfig{topology=" + topology
@@ -162,6 +178,7 @@ public final class RelockConfig {
         private String keyPrefix;
         private Duration spinBackoffInitial;
         private Duration spinBackoffMax;
+        private Duration threadWaitTime;
 
         private Builder() {}
 
@@ -256,6 +273,22 @@ public final class RelockConfig {
         }
 
         /**
+         * How long a fair lock's waiter may stay silent before it is taken for dead. Default
+         * {@link #DEFAULT_THREAD_WAIT_TIME}; at least 30 ms.
+         *
+         * @param timeout the thread wait time
+         * @return this builder
+         * @throws NullPointerException if {@code timeout} is null
+         * @throws IllegalStateException if already set
+         */
+        public Builder threadWaitTime(Duration timeout) {
+            Args.notNull(timeout, "threadWaitTime");
+            Args.setOnce(threadWaitTime, "threadWaitTime");
+            threadWaitTime = timeout;
+            return this;
+        }
+
+        /**
          * Validates the settings and builds the configuration.
          *
          * @return the configuration
@@ -274,6 +307,8 @@ public final class RelockConfig {
                     "watchdogTimeout must be at least %s: %s", MIN_WATCHDOG_TIMEOUT, config.watchdogTimeout);
             Args.require(!config.commandTimeout.isNegative() && !config.commandTimeout.isZero(),
                     "commandTimeout must be positive: %s", config.commandTimeout);
+            Args.require(config.threadWaitTime.toMillis() >= 30,
+                    "threadWaitTime must be at least 30 ms: %s", config.threadWaitTime);
             Args.require(config.spinBackoffInitial.toMillis() >= 1 && config.spinBackoffMax.toMillis() >= 1,
                     "spinBackoff must be at least 1 ms: %s, %s", config.spinBackoffInitial, config.spinBackoffMax);
             Args.require(config.spinBackoffInitial.compareTo(config.spinBackoffMax) <= 0,

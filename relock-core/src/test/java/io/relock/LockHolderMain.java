@@ -6,8 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 /**
- * Another process that holds a lock: {@code <redis-uri> <lock-name> <watchdog-ms> [read]}
- * (with {@code read}, the read lock of a read-write lock). Prints
+ * Another process that holds a lock: {@code <redis-uri> <lock-name> <watchdog-ms> [read|fair
+ * [thread-wait-ms]]} (with {@code read}, the read lock of a read-write lock; with {@code fair},
+ * a fair lock whose waiters are taken for dead after {@code thread-wait-ms}). Prints
  * {@code LOCKED <clientId>} once it holds the lock, releases it when told {@code release} on
  * stdin, then prints {@code RELEASED} and exits.
  */
@@ -16,13 +17,20 @@ public final class LockHolderMain {
     private LockHolderMain() {}
 
     public static void main(String[] args) throws Exception {
-        RelockConfig config = RelockConfig.builder()
+        RelockConfig.Builder builder = RelockConfig.builder()
                 .singleServer(args[0])
-                .watchdogTimeout(Duration.ofMillis(Long.parseLong(args[2])))
-                .build();
+                .watchdogTimeout(Duration.ofMillis(Long.parseLong(args[2])));
+        if (args.length > 4) {
+            builder.threadWaitTime(Duration.ofMillis(Long.parseLong(args[4])));
+        }
+        RelockConfig config = builder.build();
         try (Relock relock = Relock.create(config)) {
-            boolean read = args.length > 3 && args[3].equals("read");
-            DistributedLock lock = read ? relock.getReadWriteLock(args[1]).readLock() : relock.getLock(args[1]);
+            String kind = args.length > 3 ? args[3] : "plain";
+            DistributedLock lock = switch (kind) {
+                case "read" -> relock.getReadWriteLock(args[1]).readLock();
+                case "fair" -> relock.getFairLock(args[1]);
+                default -> relock.getLock(args[1]);
+            };
             lock.lock();
             System.out.println("LOCKED " + relock.clientId());
             System.out.flush();

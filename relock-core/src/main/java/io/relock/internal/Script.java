@@ -29,7 +29,11 @@ public enum Script {
     RW_READ_RENEW("rw_read_renew"),
     RW_WRITE_ACQUIRE("rw_write_acquire"),
     RW_WRITE_RELEASE("rw_write_release"),
-    RW_FORCE_RELEASE("rw_force_release");
+    RW_FORCE_RELEASE("rw_force_release"),
+    FAIR_ACQUIRE("fair_acquire"),
+    FAIR_RELEASE("fair_release"),
+    FAIR_LEAVE("fair_leave"),
+    FAIR_FORCE_RELEASE("fair_force_release");
 
     private final String source;
     private final String sha;
