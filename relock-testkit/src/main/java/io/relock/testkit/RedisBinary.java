@@ -12,6 +12,9 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -34,7 +37,7 @@ import org.slf4j.LoggerFactory;
  *       and Maven can run the tests.</li>
  * </ol>
  *
- * <p>Instances are immutable.
+ * <p>Instances are immutable (whether the binary supports TLS is found out once, when first asked).
  */
 public final class RedisBinary {
 
@@ -53,7 +56,9 @@ public final class RedisBinary {
     private static final Logger LOG = LoggerFactory.getLogger(RedisBinary.class);
     private static final String BINARY_NAME = "redis-server";
     private static final Pattern VERSION = Pattern.compile("\\bv=(\\S+)");
-    private static final int MAX_VERSION_OUTPUT = 4096;
+    private static final int MAX_OUTPUT = 4096;
+    /** An option no redis-server knows: the config error names it only if the options before it were accepted. */
+    private static final String PROBE_OPTION = "relock-testkit-probe";
 
     private static final Object LOCK = new Object();
     private static RedisBinary located; // guarded by LOCK
@@ -61,6 +66,7 @@ public final class RedisBinary {
     private final Path path;
     private final String source;
     private final String version;
+    private volatile Boolean tls; // null until supportsTls() has run the binary
 
     private RedisBinary(Path path, String source, String version) {
         this.path = path;
@@ -121,6 +127,30 @@ public final class RedisBinary {
     /** Returns its version as reported by {@code redis-server --version}, e.g. {@code 7.0.15}. */
     public String version() {
         return version;
+    }
+
+    /**
+     * Returns whether this redis-server is built with TLS, as {@link RedisServer.Builder#tls()}
+     * needs. Found out once by running the binary with {@code --tls-port 0} followed by an
+     * option it does not know: the configuration error it exits with names {@code tls-port}
+     * if that option is unknown too. (A build with TLS as a loadable module counts as TLS-capable
+     * here, but needs the module loaded.)
+     *
+     * @return whether the binary accepts the TLS options
+     * @throws IllegalStateException if the binary cannot be run or does not finish within 10 seconds
+     */
+    public boolean supportsTls() {
+        Boolean known = tls;
+        if (known == null) {
+            Output output = run(path, source, "--tls-port", "0", "--" + PROBE_OPTION, "yes");
+            if (!output.text().contains(PROBE_OPTION) && !output.text().contains("tls-port")) {
+                throw new IllegalStateException(path + " (from " + source + ") gave an unexpected answer to a TLS probe: "
+                        + output.text());
+            }
+            known = !output.text().contains("tls-port");
+            tls = known;
+        }
+        return known;
     }
 
     @Override
@@ -245,38 +275,48 @@ public final class RedisBinary {
 
     /** Runs {@code binary --version} (bounded) to learn the version and to check that it runs here. */
     private static RedisBinary inspect(Path binary, String source) {
-        String output;
-        int exitCode;
+        Output output = run(binary, source, "--version");
+        Matcher matcher = VERSION.matcher(output.text());
+        if (output.exitCode() != 0 || !matcher.find()) {
+            throw new IllegalStateException(binary + " --version (from " + source + ") failed with exit code "
+                    + output.exitCode() + ": " + output.text());
+        }
+        return new RedisBinary(binary, source, matcher.group(1));
+    }
+
+    /** Runs {@code binary args} to its end (at most {@link Processes#HELPER_TIMEOUT}) and returns what it printed. */
+    private static Output run(Path binary, String source, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(binary.toString());
+        Collections.addAll(command, args);
+        String description = String.join(" ", command) + " (from " + source + ")";
         Path outputFile = null;
         try {
             // A file, not a pipe: whatever the binary does, reading its output cannot block or grow unbounded.
-            outputFile = Files.createTempFile(Workspace.root(), "version-", ".txt");
-            Process process = new ProcessBuilder(binary.toString(), "--version")
+            outputFile = Files.createTempFile(Workspace.root(), "probe-", ".txt");
+            Process process = new ProcessBuilder(command)
                     .redirectErrorStream(true)
                     .redirectOutput(outputFile.toFile())
                     .start();
             process.getOutputStream().close();
             if (!Processes.awaitExit(process.toHandle(), Processes.HELPER_TIMEOUT)) {
                 process.destroyForcibly();
-                throw new IllegalStateException(binary + " --version (from " + source + ") did not finish within "
-                        + Processes.HELPER_TIMEOUT);
+                throw new IllegalStateException(description + " did not finish within " + Processes.HELPER_TIMEOUT);
             }
-            exitCode = process.exitValue();
             try (InputStream in = Files.newInputStream(outputFile)) {
-                output = new String(in.readNBytes(MAX_VERSION_OUTPUT), StandardCharsets.UTF_8).trim();
+                String text = new String(in.readNBytes(MAX_OUTPUT), StandardCharsets.UTF_8).trim();
+                return new Output(process.exitValue(), text);
             }
         } catch (IOException e) {
-            throw new IllegalStateException("cannot run " + binary + " --version (from " + source + ")", e);
+            throw new IllegalStateException("cannot run " + description, e);
         } finally {
             if (outputFile != null) {
                 Workspace.deleteQuietly(outputFile);
             }
         }
-        Matcher matcher = VERSION.matcher(output);
-        if (exitCode != 0 || !matcher.find()) {
-            throw new IllegalStateException(binary + " --version (from " + source + ") failed with exit code "
-                    + exitCode + ": " + output);
-        }
-        return new RedisBinary(binary, source, matcher.group(1));
+    }
+
+    /** What a short run of the binary printed (stdout and stderr, at most 4 KiB), and its exit code. */
+    private record Output(int exitCode, String text) {
     }
 }

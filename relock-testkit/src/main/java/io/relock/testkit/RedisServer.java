@@ -40,6 +40,11 @@ import org.slf4j.LoggerFactory;
  * {@link #command(String...)} talks to the server through a tiny built-in client, so tests can
  * set up and inspect data without a Redis client library.
  *
+ * <p>The {@linkplain #builder() builder} also starts replicas ({@link Builder#replicaOf}),
+ * Sentinels ({@link Builder#sentinel()} with a {@link Builder#configFile config file}) and
+ * servers that accept TLS next to plain connections ({@link Builder#tls()}); see
+ * {@link SentinelTopology} and {@link ClusterTopology} for whole topologies.
+ *
  * <p>Thread-safe: lifecycle methods are serialised; {@link #command(String...)} may be called
  * from any thread at any time. POSIX only (Linux, macOS).
  */
@@ -68,10 +73,12 @@ public final class RedisServer implements AutoCloseable {
     private static final int LOG_TAIL_LINES = 30;
     private static final String LOG_FILE = "redis.log";
     /** Options the testkit sets itself: overriding them would break readiness checks or cleanup. */
-    private static final Set<String> RESERVED_OPTIONS = Set.of("port", "bind", "dir", "logfile", "daemonize");
+    private static final Set<String> RESERVED_OPTIONS = Set.of("port", "bind", "dir", "logfile", "daemonize", "tls-port");
 
     private final Path binary;
+    private final Path configFile; // null: no config file
     private final int port;
+    private final int tlsPort; // 0: no TLS
     private final List<String> extraArgs;
     private final Duration startupTimeout;
     private final Path directory;
@@ -80,9 +87,12 @@ public final class RedisServer implements AutoCloseable {
     private volatile String version;
     private boolean paused; // guarded by this
 
-    private RedisServer(Path binary, int port, List<String> extraArgs, Duration startupTimeout, Path directory) {
+    private RedisServer(Path binary, Path configFile, int port, int tlsPort, List<String> extraArgs, Duration startupTimeout,
+            Path directory) {
         this.binary = binary;
+        this.configFile = configFile;
         this.port = port;
+        this.tlsPort = tlsPort;
         this.extraArgs = extraArgs;
         this.startupTimeout = startupTimeout;
         this.directory = directory;
@@ -124,6 +134,34 @@ public final class RedisServer implements AutoCloseable {
     /** Returns {@code redis://127.0.0.1:<port>}. */
     public String uri() {
         return "redis://" + HOST + ":" + port;
+    }
+
+    /** Returns whether the server also accepts TLS connections, on {@link #tlsPort()} ({@link Builder#tls()}). */
+    public boolean isTls() {
+        return tlsPort != 0;
+    }
+
+    /**
+     * Returns the port on which the server accepts TLS connections; like {@link #port()}, it
+     * stays the same across {@link #restart()}.
+     *
+     * @throws IllegalStateException if the server was not started with {@link Builder#tls()}
+     */
+    public int tlsPort() {
+        if (tlsPort == 0) {
+            throw new IllegalStateException("redis-server on port " + port + " was started without tls()");
+        }
+        return tlsPort;
+    }
+
+    /**
+     * Returns {@code rediss://127.0.0.1:<tlsPort>}; clients must trust
+     * {@link TlsCertificates#caCertificate()}.
+     *
+     * @throws IllegalStateException if the server was not started with {@link Builder#tls()}
+     */
+    public String tlsUri() {
+        return "rediss://" + HOST + ":" + tlsPort();
     }
 
     /** Returns the pid of the current process; a {@link #restart()} gives a new one. */
@@ -325,13 +363,28 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts the process on {@link #port} and waits until it answers PING as this process. */
     private synchronized void launch() {
-        List<String> command = new ArrayList<>(List.of(binary.toString(),
+        List<String> command = new ArrayList<>();
+        command.add(binary.toString());
+        if (configFile != null) {
+            // Only the first argument may name the config file; options follow and override it.
+            command.add(configFile.toString());
+        }
+        command.addAll(List.of(
                 "--port", Integer.toString(port),
                 "--bind", HOST,
                 "--daemonize", "no",
                 "--save", "",
                 "--appendonly", "no",
                 "--dir", directory.toString()));
+        if (tlsPort != 0) {
+            TlsCertificates certificates = TlsCertificates.get();
+            command.addAll(List.of(
+                    "--tls-port", Integer.toString(tlsPort),
+                    "--tls-cert-file", certificates.certificate().toString(),
+                    "--tls-key-file", certificates.privateKey().toString(),
+                    "--tls-ca-cert-file", certificates.caCertificate().toString(),
+                    "--tls-auth-clients", "no"));
+        }
         command.addAll(extraArgs);
         Path log = directory.resolve(LOG_FILE);
         Process started;
@@ -427,11 +480,12 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    private static int freePort() {
+    /** Returns a free loopback port other than 6379 and {@code taken} (0: none taken). */
+    private static int freePort(int taken) {
         for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
             try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
                 int candidate = socket.getLocalPort();
-                if (candidate != DEFAULT_REDIS_PORT) {
+                if (candidate != DEFAULT_REDIS_PORT && candidate != taken) {
                     return candidate;
                 }
             } catch (IOException e) {
@@ -459,8 +513,8 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    /** A failed start; {@code portInUse} says whether another port may succeed. */
-    private static final class StartupException extends IllegalStateException {
+    /** A failed start; {@link #portInUse()} says whether another port may succeed. */
+    static final class StartupException extends IllegalStateException {
 
         private static final long serialVersionUID = 1L;
 
@@ -470,13 +524,19 @@ public final class RedisServer implements AutoCloseable {
             super(message, cause);
             this.portInUse = portInUse;
         }
+
+        /** Returns whether the server failed because one of its ports was taken. */
+        boolean portInUse() {
+            return portInUse;
+        }
     }
 
     /**
      * Configures and starts a {@link RedisServer}. Each setting may be given once; options
      * accumulate in order and are passed after the testkit's own, so they can override
      * {@code save} and {@code appendonly} (but not the options the testkit must control:
-     * {@code port}, {@code bind}, {@code dir}, {@code logfile}, {@code daemonize}).
+     * {@code port}, {@code bind}, {@code dir}, {@code logfile}, {@code daemonize},
+     * {@code tls-port}).
      *
      * <p>Not thread-safe; a builder may start several servers.
      */
@@ -485,6 +545,10 @@ public final class RedisServer implements AutoCloseable {
         private Integer port;
         private Path binary;
         private Duration startupTimeout;
+        private Path configFile;
+        private boolean sentinel;
+        private RedisServer master;
+        private boolean tls;
         private final List<String> args = new ArrayList<>();
 
         private Builder() {
@@ -596,31 +660,135 @@ public final class RedisServer implements AutoCloseable {
         }
 
         /**
+         * Starts the server with this configuration file, passed as redis-server's first
+         * argument; the command-line options (the testkit's and those given here) override it.
+         * The file stays the caller's: the server may rewrite it ({@code CONFIG REWRITE}, and a
+         * Sentinel keeps its state there), {@link RedisServer#restart()} starts from the file as
+         * it then is, and {@link RedisServer#stop()} does not delete it.
+         *
+         * @param configFile an existing file, writable if the server is to rewrite it
+         * @return this builder
+         * @throws NullPointerException if {@code configFile} is null
+         * @throws IllegalStateException if the config file was already set
+         */
+        public Builder configFile(Path configFile) {
+            Objects.requireNonNull(configFile, "configFile must not be null");
+            if (this.configFile != null) {
+                throw new IllegalStateException("configFile was already set to " + this.configFile);
+            }
+            this.configFile = configFile.toAbsolutePath();
+            return this;
+        }
+
+        /**
+         * Starts a Sentinel ({@code --sentinel}) instead of a data server. A Sentinel keeps its
+         * state in its config file, so a {@link #configFile(Path)} holding at least one
+         * {@code sentinel monitor} line is required; {@link SentinelTopology} writes one.
+         *
+         * @return this builder
+         * @throws IllegalStateException if sentinel mode was already set, or {@link #replicaOf}
+         *     or {@link #tls()} was
+         */
+        public Builder sentinel() {
+            if (sentinel) {
+                throw new IllegalStateException("sentinel() was already set");
+            }
+            if (master != null || tls) {
+                throw new IllegalStateException("sentinel() conflicts with " + (master != null ? "replicaOf()" : "tls()"));
+            }
+            sentinel = true;
+            return this;
+        }
+
+        /**
+         * Starts the server as a replica of {@code master} ({@code --replicaof 127.0.0.1 <port>}).
+         * The option is part of the command line, so a {@link RedisServer#restart()} makes the
+         * server a replica of that master again, whatever {@code REPLICAOF} said in between.
+         *
+         * @param master the server to replicate
+         * @return this builder
+         * @throws NullPointerException if {@code master} is null
+         * @throws IllegalStateException if a master was already set, or {@link #sentinel()} was
+         */
+        public Builder replicaOf(RedisServer master) {
+            Objects.requireNonNull(master, "master must not be null");
+            if (this.master != null) {
+                throw new IllegalStateException("replicaOf was already set to " + this.master.uri());
+            }
+            if (sentinel) {
+                throw new IllegalStateException("replicaOf() conflicts with sentinel()");
+            }
+            this.master = master;
+            return this;
+        }
+
+        /**
+         * Makes the server accept TLS connections on a second free port, {@link RedisServer#tlsPort()},
+         * next to plain ones on {@link RedisServer#port()} (which {@link RedisServer#command} and
+         * the readiness check keep using). Its certificate is {@link TlsCertificates#get()}'s:
+         * issued by a CA generated for this JVM, for {@code 127.0.0.1} and {@code localhost}.
+         * Clients need no certificate of their own ({@code tls-auth-clients no}). The binary
+         * must be built with TLS ({@link RedisBinary#supportsTls()}).
+         *
+         * @return this builder
+         * @throws IllegalStateException if TLS was already set, or {@link #sentinel()} was
+         */
+        public Builder tls() {
+            if (tls) {
+                throw new IllegalStateException("tls() was already set");
+            }
+            if (sentinel) {
+                throw new IllegalStateException("tls() conflicts with sentinel()");
+            }
+            tls = true;
+            return this;
+        }
+
+        /**
          * Starts the server and returns once it answers PING.
          *
          * @return the running server
          * @throws IllegalArgumentException if the binary set with {@link #binary(Path)} is not an
-         *     executable file
-         * @throws IllegalStateException if no binary is found, or the server exits or does not
-         *     answer PING within the startup timeout (with a free port: after a few attempts on
-         *     different ports, if the port was taken); the message includes the tail of its log
+         *     executable file, or the {@link #configFile(Path)} is not a regular file
+         * @throws IllegalStateException if no binary is found, if {@link #sentinel()} is set
+         *     without a config file, or the server exits or does not answer PING within the
+         *     startup timeout (with a free port: after a few attempts on different ports, if the
+         *     port was taken); the message includes the tail of its log
          * @throws UncheckedIOException if its directory cannot be created
          */
         public RedisServer start() {
             Path executable = binary != null ? checkExecutable(binary) : RedisBinary.locate().path();
+            if (sentinel && configFile == null) {
+                throw new IllegalStateException("sentinel() needs a configFile(...) that Sentinel can rewrite");
+            }
+            if (configFile != null && !Files.isRegularFile(configFile)) {
+                throw new IllegalArgumentException("configFile must be a regular file: " + configFile);
+            }
             int requestedPort = port == null ? 0 : port;
             Duration timeout = startupTimeout == null ? DEFAULT_STARTUP_TIMEOUT : startupTimeout;
-            List<String> options = List.copyOf(args);
-            int attempts = requestedPort == 0 ? PORT_ATTEMPTS : 1;
+            List<String> options = new ArrayList<>();
+            if (sentinel) {
+                options.add("--sentinel");
+            }
+            if (master != null) {
+                // Two arguments: redis-server would quote "host port" given as one.
+                options.addAll(List.of("--replicaof", master.host(), Integer.toString(master.port())));
+            }
+            options.addAll(args);
+            options = List.copyOf(options);
+            // A taken TLS port shows up like a taken port; with a fixed port, another TLS port may still work.
+            int attempts = requestedPort == 0 || tls ? PORT_ATTEMPTS : 1;
             for (int attempt = 1; ; attempt++) {
-                int chosenPort = requestedPort == 0 ? freePort() : requestedPort;
+                int chosenPort = requestedPort == 0 ? freePort(0) : requestedPort;
+                int chosenTlsPort = tls ? freePort(chosenPort) : 0;
                 Path directory;
                 try {
                     directory = Files.createTempDirectory(Workspace.jvmDirectory(), "redis-" + chosenPort + "-");
                 } catch (IOException e) {
                     throw new UncheckedIOException("cannot create a directory for redis-server", e);
                 }
-                RedisServer server = new RedisServer(executable, chosenPort, options, timeout, directory);
+                RedisServer server = new RedisServer(executable, configFile, chosenPort, chosenTlsPort, options, timeout,
+                        directory);
                 try {
                     server.launch();
                     return server;

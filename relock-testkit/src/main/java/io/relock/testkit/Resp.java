@@ -54,6 +54,44 @@ final class Resp {
         }
     }
 
+    /**
+     * Sends several commands on one connection, pipelined, and reads their replies in order —
+     * for commands that depend on the connection's earlier ones, such as {@code WAIT}, which
+     * waits for the connection's own writes to reach the replicas.
+     *
+     * @param timeout bounds the connect and each read
+     * @return the replies, typed as by {@link #call}
+     * @throws RedisServer.CommandException the first error reply, once all replies are read
+     * @throws IOException as {@link #call}
+     */
+    static List<Object> pipeline(String host, int port, Duration timeout, List<List<String>> commands) throws IOException {
+        int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        try (Socket socket = new Socket()) {
+            socket.setTcpNoDelay(true);
+            socket.connect(new InetSocketAddress(host, port), millis);
+            socket.setSoTimeout(millis);
+            OutputStream out = new BufferedOutputStream(socket.getOutputStream());
+            for (List<String> command : commands) {
+                out.write(encode(command.toArray(new String[0])));
+            }
+            out.flush();
+            InputStream in = new BufferedInputStream(socket.getInputStream());
+            List<Object> replies = new ArrayList<>(commands.size());
+            RedisServer.CommandException firstError = null;
+            for (int i = 0; i < commands.size(); i++) {
+                Object reply = read(in);
+                if (reply instanceof RedisServer.CommandException error && firstError == null) {
+                    firstError = error;
+                }
+                replies.add(reply);
+            }
+            if (firstError != null) {
+                throw firstError;
+            }
+            return Collections.unmodifiableList(replies);
+        }
+    }
+
     static byte[] encode(String... args) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         writeAscii(bytes, "*" + args.length + "\r\n");
