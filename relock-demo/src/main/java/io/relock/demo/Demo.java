@@ -1,0 +1,167 @@
+package io.relock.demo;
+
+import io.relock.testkit.RedisBinary;
+import io.relock.testkit.RedisServer;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A runnable tour of the seed articles' scenarios against a real Redis, with a readable report
+ * on standard output:
+ * <ol>
+ *   <li>1000 threads race for one lock with {@code tryLock()};</li>
+ *   <li>an order recharge made idempotent by a lock (ten concurrent retries, ten clients);</li>
+ *   <li>three experiments with the watchdog: (a) no lease and no unlock, (b) a lease shorter
+ *       than the work, (c) a wait and no lease, the correct use.</li>
+ * </ol>
+ *
+ * <p>Without {@code --redis} it starts a {@code redis-server} of its own (the testkit's, found on
+ * {@code PATH} or shipped in a jar) and stops it at the end. With {@code --redis <uri>} it uses
+ * that server, writes only keys under a random per-run prefix, and deletes them at the end.
+ *
+ * <p>Exit codes: 0 when every scenario passed, 1 when one failed or Redis could not be used,
+ * 2 for bad arguments (usage on standard error).
+ */
+public final class Demo {
+
+    /** Exit code when every scenario passed. */
+    public static final int EXIT_PASSED = 0;
+
+    /** Exit code when a scenario failed or the demo could not run. */
+    public static final int EXIT_FAILED = 1;
+
+    /** Exit code for bad arguments. */
+    public static final int EXIT_USAGE = 2;
+
+    /** The lease in the watchdog experiments: short, so that three leases pass in seconds. */
+    static final Duration EXPERIMENT_WATCHDOG_TIMEOUT = Duration.ofSeconds(1);
+
+    private Demo() {}
+
+    /**
+     * Runs the demo and exits with its exit code.
+     *
+     * @param args {@code [--redis <uri>] [--help]}
+     */
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /**
+     * Runs the demo: parses {@code args}, prints the report to {@code out} and problems to
+     * {@code err}, and returns the exit code instead of exiting.
+     *
+     * @param args {@code [--redis <uri>] [--help]}
+     * @param out where the report goes
+     * @param err where usage and errors go
+     * @return {@link #EXIT_PASSED}, {@link #EXIT_FAILED} or {@link #EXIT_USAGE}
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        CommandLine commandLine;
+        try {
+            commandLine = CommandLine.parse(args);
+        } catch (IllegalArgumentException e) {
+            err.println("relock-demo: " + e.getMessage());
+            err.println(CommandLine.USAGE);
+            return EXIT_USAGE;
+        }
+        if (commandLine.help()) {
+            out.println(CommandLine.USAGE);
+            return EXIT_PASSED;
+        }
+        try {
+            return commandLine.redisUri() == null
+                    ? tourOnOwnServer(out)
+                    : tour(commandLine.redisUri(), null, out);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            err.println("relock-demo: interrupted");
+            return EXIT_FAILED;
+        } catch (RuntimeException e) {
+            err.println("relock-demo: cannot run the demo: " + describe(e));
+            return EXIT_FAILED;
+        }
+    }
+
+    /** The exception and the messages of its causes, which say what Redis answered. */
+    private static String describe(Throwable failure) {
+        StringBuilder text = new StringBuilder(failure.toString());
+        for (Throwable cause = failure.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            String message = cause.getMessage() != null ? cause.getMessage() : cause.toString();
+            if (text.indexOf(message) < 0) {
+                text.append(" <- ").append(message);
+            }
+        }
+        return text.toString();
+    }
+
+    private static int tourOnOwnServer(PrintStream out) throws InterruptedException {
+        RedisBinary binary = RedisBinary.locate();
+        try (RedisServer server = RedisServer.start()) {
+            String origin = "started for this run on " + server.uri() + " (binary from " + binary.source() + ": "
+                    + binary.path() + "); stopped at the end";
+            return tour(server.uri(), origin, out);
+        }
+    }
+
+    /**
+     * Runs every scenario against the Redis at {@code uri}.
+     *
+     * @param origin where that Redis comes from, or {@code null} when the user gave it
+     */
+    private static int tour(String uri, String origin, PrintStream out) throws InterruptedException {
+        long start = System.nanoTime();
+        Report report = new Report(out);
+        String cleanup;
+        try (DemoRedis redis = DemoRedis.connect(uri)) {
+            report.line("Relock demo: the seed articles' scenarios against a real Redis");
+            report.fact("Redis", "redis-server " + redis.serverVersion() + " "
+                    + (origin != null ? origin : "at " + CommandLine.redact(uri) + " (given with --redis)"));
+            report.fact("Run", redis.runId() + ": every key is under " + redis.keyPrefix()
+                    + " and deleted at the end");
+            for (Map.Entry<String, Scenario> step : scenarios(redis).entrySet()) {
+                runScenario(report, step.getKey(), step.getValue());
+            }
+            cleanup = describeCleanup(redis.deleteRunKeys(), redis.keyPrefix());
+        }
+        report.summary(Duration.ofNanos(System.nanoTime() - start), cleanup);
+        return report.allPassed() ? EXIT_PASSED : EXIT_FAILED;
+    }
+
+    private static Map<String, Scenario> scenarios(DemoRedis redis) {
+        Map<String, Scenario> scenarios = new LinkedHashMap<>();
+        scenarios.put("1", new TryLockRace(redis));
+        scenarios.put("2", new IdempotentRecharge(redis));
+        scenarios.put("3a", new ForgottenUnlock(redis, EXPERIMENT_WATCHDOG_TIMEOUT));
+        scenarios.put("3b", new LeaseShorterThanWork(redis, EXPERIMENT_WATCHDOG_TIMEOUT));
+        scenarios.put("3c", new WatchdogOnly(redis, EXPERIMENT_WATCHDOG_TIMEOUT));
+        return scenarios;
+    }
+
+    /** Runs one scenario in its own section; an exception becomes a FAIL, not the end of the tour. */
+    private static void runScenario(Report report, String number, Scenario scenario) throws InterruptedException {
+        Report.Section section = report.begin(number, scenario.title(), scenario.whatItShows());
+        try {
+            scenario.run(section);
+            if (!section.decided()) {
+                section.fail("the scenario ended without a verdict");
+            }
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            if (!section.decided()) {
+                section.fail("unexpected " + e);
+            }
+        }
+    }
+
+    private static String describeCleanup(List<String> deleted, String prefix) {
+        long ledgerKeys = deleted.stream().filter(key -> key.startsWith(prefix + "ledger:")).count();
+        long lockKeys = deleted.size() - ledgerKeys;
+        return "Cleanup: deleted " + deleted.size() + " keys under " + prefix + " (" + ledgerKeys + " of the ledger, "
+                + lockKeys + " left behind by locks).";
+    }
+}
