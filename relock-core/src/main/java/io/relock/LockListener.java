@@ -1,11 +1,15 @@
 package io.relock;
 
 /**
- * Told when a lock that this client holds is lost: the watchdog found it gone on Redis (it
+ * Told when a watchdog-renewed lock (one taken without a lease, or with {@code -1}) that this
+ * client holds is lost: the watchdog found it gone on Redis (it
  * expired, was force-unlocked, or the server restarted without it), or the watchdog could not
  * renew it before its lease ran out. From that moment another owner may hold the lock; stop
  * the work the lock protected. The holder's next {@code unlock()} throws
  * {@link IllegalMonitorStateException} saying the lease was lost.
+ *
+ * <p>A lock taken with a fixed lease is not watched: nothing renews it, so its expiry is
+ * expected, and the holder learns of it from {@code unlock()}.
  *
  * <p>Register with {@link Relock#addLockListener(LockListener)}. Listeners are called on one of
  * the client's worker threads, never on the thread that holds the lock, and should return

@@ -27,8 +27,8 @@ import io.relock.internal.SpinRedisLock;
  * }</pre>
  *
  * <p>Create one client per application and share it: it is thread-safe, and it holds two Redis
- * connections (commands and pub/sub), two I/O threads, one worker thread and one timer thread,
- * whatever the number of locks. Each client has its own {@link #clientId()}; a lock held by
+ * connections (commands and pub/sub) and at most five threads (two I/O, two workers started only
+ * when needed, one timer), whatever the number of locks. Each client has its own {@link #clientId()}; a lock held by
  * one client cannot be unlocked through another (except by {@code forceUnlock}).
  *
  * <p>{@link #close()} stops the watchdog and releases connections and threads. Locks still held
@@ -260,6 +260,11 @@ public final class Relock implements AutoCloseable {
     @Override
     public void close() {
         runtime.close();
+    }
+
+    /** How many holds this client tracks: held, or ended and not yet forgotten (for tests). */
+    int trackedHolds() {
+        return runtime.trackedHolds();
     }
 
     @Override

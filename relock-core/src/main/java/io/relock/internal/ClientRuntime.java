@@ -26,8 +26,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Everything one {@code Relock} client owns: the Lettuce resources (two I/O threads, one
- * worker), one timer thread shared by Lettuce's timeouts, the waits and the watchdog, the two
+ * Everything one {@code Relock} client owns: the Lettuce resources (two I/O threads, at most
+ * two workers), one timer thread shared by Lettuce's timeouts, the waits and the watchdog, the two
  * connections, the unlock channels, the holds, and the lock-lost listeners.
  */
 public final class ClientRuntime implements AutoCloseable {
@@ -71,7 +71,7 @@ public final class ClientRuntime implements AutoCloseable {
                 10, TimeUnit.MILLISECONDS);
         ClientResources resources = DefaultClientResources.builder()
                 .ioThreadPoolSize(2)
-                .computationThreadPoolSize(1)
+                .computationThreadPoolSize(2) // Lettuce's minimum; started only when needed
                 .timer(timer)
                 // Lettuce's default backs off to 30 s; a lock client should find a restarted server fast.
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))

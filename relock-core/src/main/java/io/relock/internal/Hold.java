@@ -18,6 +18,7 @@ final class Hold {
     /** Releases in flight: a renewal that finds the lock gone meanwhile is no loss. */
     final AtomicInteger releasing = new AtomicInteger();
 
+    /** When the lease last started: the acquire, the last renewal, or the loss. */
     volatile long renewedAtNanos;
     volatile boolean lost;
     volatile Throwable lossCause;

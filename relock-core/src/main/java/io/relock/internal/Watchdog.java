@@ -104,9 +104,14 @@ final class Watchdog {
 
     private CompletableFuture<Void> renewAll() {
         List<Hold> due = new ArrayList<>();
+        long now = nanoTime.getAsLong();
         for (Hold hold : holds.values()) {
             if (hold.watchdog && !hold.lost) {
                 due.add(hold);
+            } else if (TimeUnit.NANOSECONDS.toMillis(now - hold.renewedAtNanos) > hold.leaseMillis + leaseMillis) {
+                // A fixed lease that ran out, or a lost hold, nobody unlocked: kept for one more
+                // watchdog timeout so a late unlock() can still say why, then forgotten.
+                forget(hold);
             }
         }
         Map<Script, List<Hold>> byScript = new java.util.EnumMap<>(Script.class);
@@ -173,6 +178,7 @@ final class Watchdog {
             return;
         }
         hold.lossCause = cause;
+        hold.renewedAtNanos = nanoTime.getAsLong();
         hold.lost = true;
         onLost.accept(hold, cause);
     }
