@@ -11,7 +11,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
 
 /**
  * Redlock over N independent masters, one member lock (and client) per master. Members are
@@ -20,37 +19,17 @@ import java.util.concurrent.locks.Condition;
  * lease left after the time spent, minus a clock-drift allowance, is still positive. Otherwise
  * every member is released again, including members whose answer arrives late.
  */
-public final class RedLock implements DistributedLock {
+public final class RedLock extends CompositeLock {
 
-    /** Per member and round, how long {@code lock()} waits before releasing and retrying. */
-    private static final long ROUND_MILLIS_PER_MEMBER = 1500;
-
-    private final List<LockBase> members;
     private final int quorum;
-    private final String name;
 
     public RedLock(DistributedLock... locks) {
-        Args.notNull(locks, "locks");
-        Args.require(locks.length > 0, "locks must not be empty");
-        List<LockBase> list = new ArrayList<>();
-        for (int i = 0; i < locks.length; i++) {
-            DistributedLock lock = Args.notNull(locks[i], "locks[" + i + "]");
-            Args.require(lock instanceof LockBase, "locks[%s] is not a Relock lock: %s", i, lock);
-            list.add((LockBase) lock);
+        super("redlock", locks);
+        for (int i = 1; i < members.size(); i++) {
+            Args.require(members.get(i - 1).runtime != members.get(i).runtime,
+                    "two members use the same client: RedLock needs one client per master");
         }
-        list.sort(Comparator.comparing((LockBase lock) -> lock.runtime.gateway().target()));
-        for (int i = 1; i < list.size(); i++) {
-            Args.require(list.get(i - 1).runtime != list.get(i).runtime,
-                    "locks[%s] and another member use the same client: RedLock needs one client per master", i);
-        }
-        this.members = List.copyOf(list);
         this.quorum = members.size() / 2 + 1;
-        this.name = "redlock" + members.stream().map(LockBase::getName).distinct().toList();
-    }
-
-    @Override
-    public String getName() {
-        return name;
     }
 
     // ---- acquiring ----------------------------------------------------------------------------
@@ -60,8 +39,14 @@ public final class RedLock implements DistributedLock {
      * Between rounds a losing contender has released everything and pauses for a random,
      * growing delay (the Redlock way), so contenders that split the members cannot deadlock.
      */
-    private CompletableFuture<Boolean> acquireAsync(long owner, long waitNanos, long leaseMillis) {
+    @Override
+    protected CompletableFuture<Boolean> acquireAsync(long owner, long waitNanos, long leaseMillis) {
         return start(owner, waitNanos, leaseMillis).result;
+    }
+
+    @Override
+    protected boolean acquire(long waitNanos, long leaseMillis) throws InterruptedException {
+        return await(start(LockBase.currentThreadId(), waitNanos, leaseMillis));
     }
 
     private Acquire start(long owner, long waitNanos, long leaseMillis) {
@@ -205,7 +190,7 @@ public final class RedLock implements DistributedLock {
         }
 
         private RelockException noMajority(int yes) {
-            RelockException failure = new RelockException(name + ": no majority of " + members.size()
+            RelockException failure = new RelockException(getName() + ": no majority of " + members.size()
                     + " nodes could be locked (" + yes + " acquired, " + failed.get() + " failed, "
                     + (members.size() - yes - busy.get() - failed.get()) + " did not answer in time; "
                     + quorum + " needed)");
@@ -247,14 +232,14 @@ public final class RedLock implements DistributedLock {
         try {
             return acquire.result.get();
         } catch (ExecutionException e) {
-            throw Exceptions.translate("acquire " + name, e);
+            throw Exceptions.translate("acquire " + getName(), e);
         } catch (InterruptedException e) {
             acquire.abandon();
             try {
                 if (acquire.result.get(members.get(0).runtime.config().commandTimeout().toMillis() * 2,
                         TimeUnit.MILLISECONDS)) {
                     // Won just before the interrupt was seen: give it back, the caller gets the interrupt.
-                    Futures.await(unlockAsync(acquire.owner).toCompletableFuture(), "unlock " + name);
+                    Futures.await(unlockAsync(acquire.owner).toCompletableFuture(), "unlock " + getName());
                 }
             } catch (ExecutionException | java.util.concurrent.TimeoutException | RuntimeException settle) {
                 e.addSuppressed(settle);
@@ -263,109 +248,7 @@ public final class RedLock implements DistributedLock {
         }
     }
 
-    private long roundNanos() {
-        long base = ROUND_MILLIS_PER_MEMBER * members.size();
-        return TimeUnit.MILLISECONDS.toNanos(base + ThreadLocalRandom.current().nextLong(base));
-    }
-
-    @Override
-    public void lock() {
-        lockUninterruptibly(Args.WATCHDOG_LEASE);
-    }
-
-    @Override
-    public void lock(long leaseTime, TimeUnit unit) {
-        lockUninterruptibly(Args.leaseMillis(leaseTime, unit));
-    }
-
-    private void lockUninterruptibly(long leaseMillis) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    if (await(start(LockBase.currentThreadId(), roundNanos(), leaseMillis))) {
-                        return;
-                    }
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    @Override
-    public void lockInterruptibly() throws InterruptedException {
-        lockInterruptibly(Args.WATCHDOG_LEASE);
-    }
-
-    @Override
-    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
-        lockInterruptibly(Args.leaseMillis(leaseTime, unit));
-    }
-
-    private void lockInterruptibly(long leaseMillis) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring " + name);
-        }
-        while (!await(start(LockBase.currentThreadId(), roundNanos(), leaseMillis))) {
-            if (Thread.interrupted()) {
-                throw new InterruptedException("interrupted while acquiring " + name);
-            }
-        }
-    }
-
-    @Override
-    public boolean tryLock() {
-        return Futures.await(acquireAsync(LockBase.currentThreadId(), 0, Args.WATCHDOG_LEASE), "acquire " + name);
-    }
-
-    @Override
-    public boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException {
-        return await(start(LockBase.currentThreadId(), Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE));
-    }
-
-    @Override
-    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        long lease = Args.leaseMillis(leaseTime, unit);
-        return await(start(LockBase.currentThreadId(), Args.waitNanos(waitTime, unit), lease));
-    }
-
-    @Override
-    public CompletionStage<Void> lockAsync(long ownerThreadId) {
-        return lockAsync(ownerThreadId, Args.WATCHDOG_LEASE);
-    }
-
-    @Override
-    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
-        return lockAsync(ownerThreadId, Args.leaseMillis(leaseTime, unit));
-    }
-
-    private CompletableFuture<Void> lockAsync(long owner, long leaseMillis) {
-        return acquireAsync(owner, roundNanos(), leaseMillis).thenCompose(acquired ->
-                acquired ? CompletableFuture.completedFuture(null) : lockAsync(owner, leaseMillis));
-    }
-
-    @Override
-    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
-        return acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE);
-    }
-
-    @Override
-    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
-        long lease = Args.leaseMillis(leaseTime, unit);
-        return acquireAsync(ownerThreadId, Args.waitNanos(waitTime, unit), lease);
-    }
-
     // ---- releasing and asking ---------------------------------------------------------------
-
-    @Override
-    public void unlock() {
-        Futures.await(unlockAsync(LockBase.currentThreadId()).toCompletableFuture(), "unlock " + name);
-    }
 
     /**
      * Releases every member; fails with {@link IllegalMonitorStateException} when fewer than a
@@ -395,9 +278,9 @@ public final class RedLock implements DistributedLock {
                 return null;
             }
             if (error != null) {
-                throw Exceptions.translate("unlock " + name, error);
+                throw Exceptions.translate("unlock " + getName(), error);
             }
-            IllegalMonitorStateException failure = new IllegalMonitorStateException("cannot unlock " + name
+            IllegalMonitorStateException failure = new IllegalMonitorStateException("cannot unlock " + getName()
                     + " for owner " + ownerThreadId + ": only " + released + " of " + members.size()
                     + " nodes still held it (" + quorum + " needed)"
                     + (refusals.isEmpty() ? "" : "; first refusal: " + refusals.get(0).getMessage()));
@@ -477,12 +360,7 @@ public final class RedLock implements DistributedLock {
     }
 
     @Override
-    public Condition newCondition() {
-        throw new UnsupportedOperationException(name + " has no conditions");
-    }
-
-    @Override
     public String toString() {
-        return "RedLock{" + name + ", quorum=" + quorum + "}";
+        return "RedLock{" + getName() + ", quorum=" + quorum + "}";
     }
 }
