@@ -187,7 +187,9 @@ public final class Relock implements AutoCloseable {
      * same time. {@code tryLock} returns {@code false} when other owners hold a majority, and
      * throws {@link RelockException} when too few masters answer. {@code unlock()} throws
      * {@link IllegalMonitorStateException} when fewer than a majority still held it. Each
-     * member's client renews its own member and reports its loss to its {@link LockListener}s.
+     * member's client renews its own member and reports its loss to its {@link LockListener}s;
+     * when so many members are lost that no majority is left, this client's listeners are told
+     * that the RedLock itself (named {@code redlock[<member names>]}) is lost.
      *
      * @param locks one lock per master, each from a different client
      * @return the RedLock
@@ -196,7 +198,8 @@ public final class Relock implements AutoCloseable {
      *     a member is not a Relock lock
      */
     public DistributedLock getRedLock(DistributedLock... locks) {
-        return new RedLock(locks);
+        runtime.checkOpen();
+        return new RedLock(runtime, locks);
     }
 
     /**

@@ -62,10 +62,14 @@ class RedLockTest {
 
     /** One contender: a client per master, and the RedLock over their locks. */
     private DistributedLock contender(String name) {
+        return contender(name, Clients.STEADY_WATCHDOG);
+    }
+
+    private DistributedLock contender(String name, Duration watchdog) {
         List<DistributedLock> members = new ArrayList<>();
         for (RedisServer server : servers) {
             Relock relock = Relock.create(RelockConfig.builder().singleServer(server.uri())
-                    .commandTimeout(COMMAND_TIMEOUT).build());
+                    .commandTimeout(COMMAND_TIMEOUT).watchdogTimeout(watchdog).build());
             opened.add(relock);
             members.add(relock.getLock(name));
         }
@@ -118,6 +122,33 @@ class RedLockTest {
                 awaitEveryClientConnected();
             }
         }
+    }
+
+    @Test
+    void losingTheMajorityOfMembersIsReportedAsTheRedLockBeingLost() throws Exception {
+        DistributedLock redLock = contender("majority", Clients.SHORT_WATCHDOG);
+        java.util.concurrent.BlockingQueue<LockLostEvent> events = new java.util.concurrent.LinkedBlockingQueue<>();
+        for (Relock member : opened) {
+            member.addLockListener(events::add);
+        }
+        redLock.lock();
+        servers.get(0).command("DEL", "majority");
+        servers.get(1).command("DEL", "majority");
+        List<LockLostEvent> seen = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            seen.add(events.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS));
+        }
+        assertThat(seen).extracting(LockLostEvent::lockName).containsExactly("majority", "majority");
+        servers.get(2).command("DEL", "majority");
+        assertThat(events.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).extracting(LockLostEvent::lockName)
+                .isEqualTo("majority"); // the third member
+        LockLostEvent whole = events.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(whole).isNotNull();
+        assertThat(whole.lockName()).isEqualTo(redLock.getName()).startsWith("redlock");
+        assertThat(whole.ownerThreadId()).isEqualTo(Thread.currentThread().getId());
+        assertThat(events.poll()).as("told once").isNull();
+        assertThatThrownBy(redLock::unlock).isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("2 of 5");
     }
 
     @Test

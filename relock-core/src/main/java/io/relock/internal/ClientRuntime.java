@@ -166,7 +166,11 @@ public final class ClientRuntime implements AutoCloseable {
         LockLostEvent event = new LockLostEvent(hold.lock.getName(), hold.owner, cause);
         LOG.warn("lock '{}' of owner {} was lost{}", event.lockName(), hold.field,
                 cause == null ? " (renewal found it gone)" : ": " + cause);
-        // Listener code may block: run it on a worker, never on the timer or an I/O thread.
+        publishLost(event);
+    }
+
+    /** Tells every listener, on a worker thread: listener code may block, the timer and I/O threads must not. */
+    void publishLost(LockLostEvent event) {
         resources.eventExecutorGroup().execute(() -> {
             for (LockListener listener : listeners) {
                 try {

@@ -1,15 +1,21 @@
 package io.relock.internal;
 
 import io.relock.DistributedLock;
+import io.relock.LockListener;
+import io.relock.LockLostEvent;
 import io.relock.RelockException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -22,9 +28,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class RedLock extends CompositeLock {
 
     private final int quorum;
+    private final ClientRuntime home;
+    private final Map<Long, Watch> watches = new ConcurrentHashMap<>();
 
-    public RedLock(DistributedLock... locks) {
+    public RedLock(ClientRuntime home, DistributedLock... locks) {
         super("redlock", locks);
+        this.home = home;
         for (int i = 1; i < members.size(); i++) {
             Args.require(members.get(i - 1).runtime != members.get(i).runtime,
                     "two members use the same client: RedLock needs one client per master");
@@ -42,6 +51,61 @@ public final class RedLock extends CompositeLock {
     @Override
     protected CompletableFuture<Boolean> acquireAsync(long owner, long waitNanos, long leaseMillis) {
         return start(owner, waitNanos, leaseMillis).result;
+    }
+
+    /**
+     * Watches one owner's hold: counts the members its clients report lost and, once no
+     * majority can be left, tells the listeners of the client that made this RedLock.
+     */
+    private final class Watch {
+
+        private final long owner;
+        private final Set<LockBase> lost = ConcurrentHashMap.newKeySet();
+        private final Map<LockBase, LockListener> listeners = new java.util.HashMap<>();
+        private final AtomicBoolean told = new AtomicBoolean();
+        private int holds; // guarded by watches' compute
+
+        Watch(long owner) {
+            this.owner = owner;
+            for (LockBase member : members) {
+                LockListener listener = event -> {
+                    if (event.ownerThreadId() == owner && event.lockName().equals(member.getName())) {
+                        memberLost(member, event.cause());
+                    }
+                };
+                listeners.put(member, listener);
+                member.runtime.addListener(listener);
+            }
+        }
+
+        private void memberLost(LockBase member, Throwable cause) {
+            lost.add(member);
+            if (members.size() - lost.size() < quorum && told.compareAndSet(false, true)) {
+                home.publishLost(new LockLostEvent(getName(), owner, cause));
+            }
+        }
+
+        void stop() {
+            listeners.forEach((member, listener) -> member.runtime.removeListener(listener));
+        }
+    }
+
+    private void watch(long owner) {
+        watches.compute(owner, (key, watch) -> {
+            Watch current = watch != null ? watch : new Watch(owner);
+            current.holds++;
+            return current;
+        });
+    }
+
+    private void unwatch(long owner) {
+        watches.computeIfPresent(owner, (key, watch) -> {
+            if (--watch.holds > 0) {
+                return watch;
+            }
+            watch.stop();
+            return null;
+        });
     }
 
     @Override
@@ -93,6 +157,7 @@ public final class RedLock extends CompositeLock {
 
         private void afterRound(Round round, Boolean won, Throwable error) {
             if (Boolean.TRUE.equals(won)) {
+                watch(owner);
                 result.complete(true);
                 return;
             }
@@ -274,6 +339,7 @@ public final class RedLock extends CompositeLock {
         return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).handle((ignored, error) -> {
             long released = releases.stream().filter(release -> !release.isCompletedExceptionally() && release.join())
                     .count();
+            unwatch(ownerThreadId);
             if (released >= quorum) {
                 return null;
             }
