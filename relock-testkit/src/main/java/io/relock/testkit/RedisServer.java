@@ -71,7 +71,7 @@ public final class RedisServer implements AutoCloseable {
     private static final Duration STOP_SIGNAL_TIMEOUT = Duration.ofSeconds(5);
     private static final long PROBE_INTERVAL_MILLIS = 10;
     private static final int LOG_TAIL_LINES = 30;
-    private static final String LOG_FILE = "redis.log";
+    static final String LOG_FILE = "redis.log";
     /** Options the testkit sets itself: overriding them would break readiness checks or cleanup. */
     private static final Set<String> RESERVED_OPTIONS = Set.of("port", "bind", "dir", "logfile", "daemonize", "tls-port");
 

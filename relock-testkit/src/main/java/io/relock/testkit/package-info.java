@@ -11,6 +11,12 @@
  *       the tests run on a machine with only a JDK and Maven.</li>
  *   <li>{@link io.relock.testkit.RedisExtension} is the JUnit 5 extension: a server per class
  *       or per test, injected as a {@code RedisServer} parameter.</li>
+ *   <li>{@link io.relock.testkit.SentinelTopology} (a master, replicas and Sentinels) and
+ *       {@link io.relock.testkit.ClusterTopology} (a Redis Cluster) are whole topologies of such
+ *       servers, with failover and repair; {@link io.relock.testkit.SentinelExtension} and
+ *       {@link io.relock.testkit.ClusterExtension} give one to a test class.</li>
+ *   <li>{@link io.relock.testkit.TlsCertificates} are the certificates of servers started with
+ *       {@code RedisServer.builder().tls()}.</li>
  *   <li>{@link io.relock.testkit.ChildJvm} runs a {@code main} class in another JVM — "another
  *       process" that holds a lock, is told what to do on stdin, reports on stdout, and can be
  *       paused or killed.</li>

@@ -1,0 +1,814 @@
+package io.relock.testkit;
+
+import static io.relock.testkit.TopologySupport.info;
+import static io.relock.testkit.TopologySupport.parseInfo;
+import static io.relock.testkit.TopologySupport.probe;
+import static io.relock.testkit.TopologySupport.reachable;
+import static io.relock.testkit.TopologySupport.requireReachable;
+
+import io.relock.testkit.TopologySupport.NotReady;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Redis Cluster for tests: masters that share the 16384 slots and replicas of them, each a
+ * real {@link RedisServer} on a loopback port.
+ *
+ * <pre>{@code
+ * try (ClusterTopology cluster = ClusterTopology.start()) {    // 3 masters, 1 replica each
+ *     List<String> seeds = cluster.uris();
+ *     RedisServer master = cluster.masterFor("{order:42}:lock");
+ *     RedisServer promoted = cluster.failover(master);          // CLUSTER FAILOVER on its replica
+ *     promoted.kill();                                         // its replica takes over after the node timeout
+ *     cluster.restore();                                       // the killed node rejoins, as a replica
+ * }
+ * }</pre>
+ *
+ * <p>The cluster is formed without {@code redis-cli}, so it also works with the binary from
+ * embedded-redis: slots are split evenly ({@code CLUSTER ADDSLOTS}), each node gets its own
+ * config epoch ({@code CLUSTER SET-CONFIG-EPOCH}), the first node meets the others
+ * ({@code CLUSTER MEET}), and each replica follows its master ({@code CLUSTER REPLICATE}); the
+ * i-th replica follows master {@code i % masters}. {@link #start()} returns once the cluster is
+ * healthy: every node reports {@code cluster_state:ok} with all slots served and knows every
+ * other node, none flagged failing, all agreeing on who replicates whom, and every master has
+ * its replicas online.
+ *
+ * <p>Nodes run with {@code cluster-node-timeout} 1000 ms by default, so a killed master is
+ * replaced by its replica within a few seconds; and with {@code cluster-replica-validity-factor 0},
+ * so a replica may take over however long it has been cut off. Each node keeps its cluster
+ * configuration ({@code nodes.conf}) in the topology's directory, which survives the node's
+ * {@code restart()} and {@code stop()}: a restarted node rejoins with its identity, empty (no
+ * persistence), and as a replica if its slots were taken over meanwhile.
+ *
+ * <p>Ports: the cluster bus of a node listens on its port + 10000 (so the topology also works
+ * with Redis 6, which cannot move it); ports are taken from 20000–22767, so both stay below
+ * 32768, where Linux starts handing out ports for outgoing connections, and a restarted node
+ * finds them free.
+ *
+ * <p>Thread-safe. Every wait is bounded; every process is tracked so that none outlives the JVM.
+ */
+public final class ClusterTopology implements AutoCloseable {
+
+    /** Number of hash slots in a Redis Cluster. */
+    public static final int SLOTS = 16384;
+
+    /** Number of masters, unless the builder says otherwise. */
+    public static final int DEFAULT_MASTERS = 3;
+
+    /** Number of replicas of each master, unless the builder says otherwise. */
+    public static final int DEFAULT_REPLICAS_PER_MASTER = 1;
+
+    /** {@code cluster-node-timeout}, unless the builder says otherwise. */
+    public static final Duration DEFAULT_NODE_TIMEOUT = Duration.ofSeconds(1);
+
+    /** How long {@link #start()}, {@link #failover} and {@link #restore()} wait, unless the builder says otherwise. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterTopology.class);
+    private static final String HEALTHY = "a healthy cluster";
+    private static final int BUS_PORT_OFFSET = 10000;
+    private static final int FIRST_PORT = 20000;
+    /** Ports and bus ports stay below 32768, where Linux starts handing out ports for outgoing connections. */
+    private static final int PORT_RANGE = 32768 - BUS_PORT_OFFSET - FIRST_PORT;
+    private static final int PORT_CANDIDATES = 200;
+    private static final int START_ATTEMPTS = 5;
+    private static final Set<String> FAILING_FLAGS = Set.of("fail", "fail?", "handshake", "noaddr");
+
+    private final List<RedisServer> nodes;
+    private final int masterCount;
+    private final int replicasPerMaster;
+    private final Duration timeout;
+    private final Path directory;
+
+    private ClusterTopology(List<RedisServer> nodes, int masterCount, int replicasPerMaster, Duration timeout, Path directory) {
+        this.nodes = List.copyOf(nodes);
+        this.masterCount = masterCount;
+        this.replicasPerMaster = replicasPerMaster;
+        this.timeout = timeout;
+        this.directory = directory;
+    }
+
+    /**
+     * Starts {@value #DEFAULT_MASTERS} masters with {@value #DEFAULT_REPLICAS_PER_MASTER}
+     * replica each, forms the cluster, and returns once it is healthy.
+     *
+     * @return the running cluster
+     * @throws IllegalStateException if a node does not start, or the cluster is not healthy
+     *     within {@link #DEFAULT_TIMEOUT}; the message says what was missing and includes the
+     *     tails of the nodes' logs. Whatever was started is stopped.
+     */
+    public static ClusterTopology start() {
+        return builder().start();
+    }
+
+    /**
+     * Returns a builder for other sizes, timings or another binary.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Returns the hash slot of {@code key}, as Redis Cluster computes it: CRC16 (XModem) of the
+     * key's UTF-8 bytes modulo 16384 — or of its hash tag only, if the key has one: the bytes
+     * between the first <code>{</code> and the first <code>}</code> after it, if there is at
+     * least one byte between them. So <code>{user1000}.following</code> and
+     * <code>{user1000}.followers</code> share a slot.
+     *
+     * @param key the key
+     * @return its slot, from 0 to 16383
+     * @throws NullPointerException if {@code key} is null
+     */
+    public static int slot(String key) {
+        Objects.requireNonNull(key, "key must not be null");
+        // Searching bytes is safe: in UTF-8, no byte of a multi-byte character is below 0x80.
+        byte[] bytes = key.getBytes(StandardCharsets.UTF_8);
+        int start = 0;
+        int end = bytes.length;
+        int open = indexOf(bytes, (byte) '{', 0);
+        if (open >= 0) {
+            int close = indexOf(bytes, (byte) '}', open + 1);
+            if (close > open + 1) {
+                start = open + 1;
+                end = close;
+            }
+        }
+        return crc16(bytes, start, end) % SLOTS;
+    }
+
+    /** Returns every node, in start order: the masters first, then the replicas, as they were started. */
+    public List<RedisServer> nodes() {
+        return nodes;
+    }
+
+    /** Returns {@code redis://127.0.0.1:<port>} of every node, in start order. */
+    public List<String> uris() {
+        return nodes.stream().map(RedisServer::uri).collect(Collectors.toUnmodifiableList());
+    }
+
+    /**
+     * Returns the nodes that serve slots now, in slot order, as the first node that answers
+     * sees it ({@code CLUSTER NODES}); a master that failed but was not replaced yet is still one.
+     *
+     * @throws IllegalStateException if no node answers
+     */
+    public List<RedisServer> masters() {
+        return view().stream()
+                .filter(entry -> entry.isMaster() && entry.slots() > 0)
+                .sorted(Comparator.comparingInt(Entry::firstSlot))
+                .map(entry -> node(entry.port()))
+                .collect(Collectors.toUnmodifiableList());
+    }
+
+    /**
+     * Returns the nodes that are replicas now, in start order, as the first node that answers sees it.
+     *
+     * @throws IllegalStateException if no node answers
+     */
+    public List<RedisServer> replicas() {
+        Set<Integer> ports = view().stream().filter(entry -> !entry.isMaster()).map(Entry::port).collect(Collectors.toSet());
+        return nodes.stream().filter(node -> ports.contains(node.port())).collect(Collectors.toUnmodifiableList());
+    }
+
+    /**
+     * Returns the replicas of {@code master} now, in start order, as the first node that answers sees it.
+     *
+     * @throws IllegalArgumentException if {@code master} is not a node of this cluster
+     * @throws IllegalStateException if no node answers
+     */
+    public List<RedisServer> replicasOf(RedisServer master) {
+        requireNode(master, "master");
+        List<Entry> view = view();
+        String id = known(view, master).id();
+        Set<Integer> ports = view.stream().filter(entry -> id.equals(entry.masterId())).map(Entry::port)
+                .collect(Collectors.toSet());
+        return nodes.stream().filter(node -> ports.contains(node.port())).collect(Collectors.toUnmodifiableList());
+    }
+
+    /**
+     * Returns the master that serves {@code key}'s {@linkplain #slot(String) slot} now, as
+     * the first node that answers sees it ({@code CLUSTER SLOTS}).
+     *
+     * @param key the key
+     * @return the master of its slot
+     * @throws NullPointerException if {@code key} is null
+     * @throws IllegalStateException if no node answers, or none serves the slot
+     */
+    public RedisServer masterFor(String key) {
+        int slot = slot(key);
+        RedisServer asked = firstReachable();
+        for (Object range : (List<?>) asked.command("CLUSTER", "SLOTS")) {
+            List<?> fields = (List<?>) range;
+            if ((Long) fields.get(0) <= slot && slot <= (Long) fields.get(1)) {
+                return node(((Long) ((List<?>) fields.get(2)).get(1)).intValue());
+            }
+        }
+        throw new IllegalStateException("no node serves slot " + slot + " of '" + key + "', says the node on port "
+                + asked.port());
+    }
+
+    /**
+     * Same as {@link #failover(RedisServer, Duration)} with the builder's timeout (default {@link #DEFAULT_TIMEOUT}).
+     *
+     * @return the promoted replica
+     */
+    public RedisServer failover(RedisServer master) {
+        return failover(master, timeout);
+    }
+
+    /**
+     * Promotes a replica of {@code master}: runs {@code CLUSTER FAILOVER} on its first running
+     * replica — a coordinated failover, in which {@code master} stops taking writes until the
+     * replica has caught up and then becomes its replica — or {@code CLUSTER FAILOVER FORCE}
+     * if {@code master} is down or paused. Returns once the replica reports {@code role:master}
+     * and every node that answers reports {@code cluster_state:ok} and sees the replica as a
+     * master.
+     *
+     * @param master a master of this cluster
+     * @param timeout how long to wait at most
+     * @return the promoted replica, now the master of {@code master}'s slots
+     * @throws IllegalArgumentException if {@code master} is not a node of this cluster, or not
+     *     a master with slots
+     * @throws IllegalStateException if it has no replica that runs, or the failover does not
+     *     complete within {@code timeout}; the message includes the nodes' log tails
+     */
+    public RedisServer failover(RedisServer master, Duration timeout) {
+        requireNode(master, "master");
+        requirePositive(timeout, "timeout");
+        List<Entry> view = view();
+        Entry masterEntry = known(view, master);
+        if (!masterEntry.isMaster() || masterEntry.slots() == 0) {
+            throw new IllegalArgumentException("master must be a master with slots: port " + master.port() + " has flags "
+                    + masterEntry.flags() + " and " + masterEntry.slots() + " slots");
+        }
+        RedisServer replica = view.stream()
+                .filter(entry -> masterEntry.id().equals(entry.masterId()) && !entry.failing())
+                .map(entry -> node(entry.port()))
+                .filter(TopologySupport::reachable)
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("the master on port " + master.port()
+                        + " has no replica that is running and not paused"));
+        boolean force = !reachable(master);
+        if (force) {
+            replica.command("CLUSTER", "FAILOVER", "FORCE");
+        } else {
+            replica.command("CLUSTER", "FAILOVER");
+        }
+        RedisServer promoted = TopologySupport.await("port " + replica.port() + " promoted in place of port " + master.port(),
+                timeout, () -> {
+                    String role = info(replica, "replication").get("role");
+                    if (!"master".equals(role)) {
+                        throw new NotReady("port " + replica.port() + " reports role " + role);
+                    }
+                    for (RedisServer node : nodes) {
+                        if (reachable(node)) {
+                            requireStateOk(node);
+                            Entry seen = entry(parseNodes(probe(node, "CLUSTER", "NODES")), replica.port());
+                            if (seen == null || !seen.isMaster() || seen.slots() == 0) {
+                                throw new NotReady("node on port " + node.port() + " sees port " + replica.port() + " as "
+                                        + (seen == null ? "unknown" : seen.flags() + " with " + seen.slots() + " slots"));
+                            }
+                        }
+                    }
+                    return replica;
+                }, nodes);
+        LOG.debug("cluster failover from port {} to port {}{}", master.port(), replica.port(), force ? " (forced)" : "");
+        return promoted;
+    }
+
+    /**
+     * Same as {@link #awaitHealthy(Duration)} with the builder's timeout (default {@link #DEFAULT_TIMEOUT}).
+     */
+    public void awaitHealthy() {
+        awaitHealthy(timeout);
+    }
+
+    /**
+     * Waits until the cluster is healthy, as after {@link #start()}: every node running and not
+     * paused, reporting {@code cluster_state:ok} with all slots served, knowing all nodes with
+     * none flagged failing or disconnected, all agreeing on who replicates whom; as many
+     * masters with slots as configured, each with its replicas, whose links are up.
+     *
+     * @param timeout how long to wait at most
+     * @throws IllegalStateException if it is not healthy within {@code timeout}; the message
+     *     says what was missing last and includes the nodes' log tails
+     */
+    public void awaitHealthy(Duration timeout) {
+        requirePositive(timeout, "timeout");
+        TopologySupport.await(HEALTHY, timeout, () -> {
+            checkHealthy();
+            return Boolean.TRUE;
+        }, nodes);
+    }
+
+    /**
+     * Repairs whatever tests did to the cluster and waits until it is healthy: resumes paused
+     * nodes and restarts stopped or killed ones, which rejoin with their {@code nodes.conf}
+     * (empty of data). Masters stay where failovers put them; data is not removed
+     * ({@link #flushAll()} does).
+     *
+     * @throws IllegalStateException if a node does not restart, or the cluster is not healthy
+     *     within the builder's timeout (default {@link #DEFAULT_TIMEOUT})
+     */
+    public synchronized void restore() {
+        for (RedisServer node : nodes) {
+            if (node.isPaused()) {
+                node.resume();
+            }
+        }
+        for (RedisServer node : nodes) {
+            if (!node.isRunning()) {
+                node.restart();
+            }
+        }
+        awaitHealthy(timeout);
+    }
+
+    /**
+     * Deletes all keys on every master ({@code FLUSHALL}) and waits until its replicas have
+     * them deleted too.
+     *
+     * @throws IllegalStateException if no node answers, or not every replica acknowledges the
+     *     deletion within the builder's timeout
+     */
+    public void flushAll() {
+        List<Entry> view = view();
+        for (Entry master : view) {
+            if (master.isMaster() && master.slots() > 0) {
+                int replicas = (int) view.stream().filter(entry -> master.id().equals(entry.masterId()) && !entry.failing())
+                        .count();
+                TopologySupport.flushAndAwaitReplicas(node(master.port()), replicas, timeout);
+            }
+        }
+    }
+
+    /**
+     * Stops every node and deletes the topology's directory, {@code nodes.conf} files
+     * included. May be called again.
+     *
+     * @throws IllegalStateException if a node cannot be stopped; the others are stopped anyway
+     */
+    @Override
+    public synchronized void close() {
+        RuntimeException failure = TopologySupport.stopAll(nodes, null);
+        Workspace.deleteQuietly(directory);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "cluster of " + masterCount + " masters with " + replicasPerMaster + " replicas each, on ports "
+                + nodes.stream().map(node -> Integer.toString(node.port())).collect(Collectors.joining(", "));
+    }
+
+    private void checkHealthy() {
+        for (RedisServer node : nodes) {
+            requireReachable(node, "cluster node");
+        }
+        String agreed = null;
+        List<Entry> view = null;
+        for (RedisServer node : nodes) {
+            Map<String, String> state = requireStateOk(node);
+            String where = "node on port " + node.port();
+            expect(where + " knows nodes", nodes.size(), state.get("cluster_known_nodes"));
+            List<Entry> entries = parseNodes(probe(node, "CLUSTER", "NODES"));
+            for (Entry entry : entries) {
+                if (entry.failing()) {
+                    throw new NotReady(where + " flags port " + entry.port() + " as " + entry.flags());
+                }
+                if (!entry.flags().contains("myself") && !"connected".equals(entry.linkState())) {
+                    throw new NotReady(where + " is " + entry.linkState() + " from port " + entry.port());
+                }
+            }
+            String signature = signature(entries);
+            if (agreed == null) {
+                agreed = signature;
+                view = entries;
+            } else if (!agreed.equals(signature)) {
+                throw new NotReady("nodes disagree: port " + nodes.get(0).port() + " sees " + agreed + ", port " + node.port()
+                        + " sees " + signature);
+            }
+        }
+        List<Entry> masters = view.stream().filter(entry -> entry.isMaster() && entry.slots() > 0).collect(Collectors.toList());
+        expect("masters with slots", masterCount, Integer.toString(masters.size()));
+        for (Entry master : masters) {
+            List<Entry> replicas = view.stream().filter(entry -> master.id().equals(entry.masterId()))
+                    .collect(Collectors.toList());
+            if (replicas.size() < replicasPerMaster) {
+                throw new NotReady("master on port " + master.port() + " has " + replicas.size() + " replicas instead of "
+                        + replicasPerMaster);
+            }
+            for (Entry replica : replicas) {
+                Map<String, String> replication = info(node(replica.port()), "replication");
+                if (!Integer.toString(master.port()).equals(replication.get("master_port"))
+                        || !"up".equals(replication.get("master_link_status"))) {
+                    throw new NotReady("replica on port " + replica.port() + " reports master port "
+                            + replication.get("master_port") + ", link " + replication.get("master_link_status")
+                            + " (master: port " + master.port() + ")");
+                }
+            }
+        }
+    }
+
+    /** Returns {@code CLUSTER INFO} of {@code node}; {@link NotReady} unless the cluster is ok there with all slots served. */
+    private static Map<String, String> requireStateOk(RedisServer node) {
+        Map<String, String> state = parseInfo(probe(node, "CLUSTER", "INFO"));
+        String where = "node on port " + node.port();
+        if (!"ok".equals(state.get("cluster_state"))) {
+            throw new NotReady(where + " reports cluster_state " + state.get("cluster_state"));
+        }
+        expect(where + " reports slots ok", SLOTS, state.get("cluster_slots_ok"));
+        return state;
+    }
+
+    /** Who replicates whom, by port, sorted: equal for nodes that agree. */
+    private static String signature(List<Entry> entries) {
+        Map<String, Integer> ports = entries.stream().collect(Collectors.toMap(Entry::id, Entry::port));
+        return entries.stream()
+                .map(entry -> entry.port() + (entry.isMaster() ? " master of " + entry.slots() + " slots"
+                        : " replica of " + ports.get(entry.masterId())))
+                .sorted()
+                .collect(Collectors.joining(", ", "[", "]"));
+    }
+
+    /** Returns {@code CLUSTER NODES} of the first node that answers. */
+    private List<Entry> view() {
+        return parseNodes(firstReachable().command("CLUSTER", "NODES"));
+    }
+
+    private RedisServer firstReachable() {
+        for (RedisServer node : nodes) {
+            if (reachable(node)) {
+                return node;
+            }
+        }
+        throw new IllegalStateException("no node of the " + this + " is running and not paused");
+    }
+
+    private RedisServer node(int port) {
+        for (RedisServer node : nodes) {
+            if (node.port() == port) {
+                return node;
+            }
+        }
+        throw new IllegalStateException("port " + port + " is not a node of the " + this);
+    }
+
+    /** Returns the entry for {@code port}, or null if the view has none. */
+    private static Entry entry(List<Entry> view, int port) {
+        for (Entry entry : view) {
+            if (entry.port() == port) {
+                return entry;
+            }
+        }
+        return null;
+    }
+
+    private Entry known(List<Entry> view, RedisServer node) {
+        Entry entry = entry(view, node.port());
+        if (entry == null) {
+            throw new IllegalStateException("the cluster does not know the node on port " + node.port() + " (yet)");
+        }
+        return entry;
+    }
+
+    private void requireNode(RedisServer server, String name) {
+        Objects.requireNonNull(server, name + " must not be null");
+        if (!nodes.contains(server)) {
+            throw new IllegalArgumentException(name + " must be a node of this cluster: " + server);
+        }
+    }
+
+    /**
+     * Parses {@code CLUSTER NODES}: {@code <id> <ip:port@cport[,hostname]> <flags> <master>
+     * <ping-sent> <pong-recv> <config-epoch> <link-state> <slot>...}.
+     */
+    static List<Entry> parseNodes(Object reply) {
+        List<Entry> entries = new ArrayList<>();
+        for (String line : ((String) reply).split("\n")) {
+            String[] fields = line.trim().split(" ");
+            if (fields.length < 8) {
+                continue;
+            }
+            String address = fields[1];
+            int at = address.indexOf('@');
+            String hostPort = at >= 0 ? address.substring(0, at) : address;
+            int port = Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1));
+            int slots = 0;
+            int firstSlot = SLOTS;
+            for (int i = 8; i < fields.length; i++) {
+                if (fields[i].startsWith("[")) {
+                    continue; // a slot being migrated or imported, not served
+                }
+                int dash = fields[i].indexOf('-');
+                int from = Integer.parseInt(dash < 0 ? fields[i] : fields[i].substring(0, dash));
+                int to = dash < 0 ? from : Integer.parseInt(fields[i].substring(dash + 1));
+                slots += to - from + 1;
+                firstSlot = Math.min(firstSlot, from);
+            }
+            entries.add(new Entry(fields[0], port, Set.of(fields[2].split(",")), fields[3], fields[7], slots, firstSlot));
+        }
+        return entries;
+    }
+
+    /** One line of {@code CLUSTER NODES}. */
+    record Entry(String id, int port, Set<String> flags, String masterId, String linkState, int slots, int firstSlot) {
+
+        boolean isMaster() {
+            return flags.contains("master");
+        }
+
+        boolean failing() {
+            return flags.stream().anyMatch(FAILING_FLAGS::contains);
+        }
+    }
+
+    private static int indexOf(byte[] bytes, byte value, int from) {
+        for (int i = from; i < bytes.length; i++) {
+            if (bytes[i] == value) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** CRC16-CCITT (XModem): polynomial 0x1021, initial value 0, as in the Redis Cluster specification. */
+    private static int crc16(byte[] bytes, int start, int end) {
+        int crc = 0;
+        for (int i = start; i < end; i++) {
+            crc ^= (bytes[i] & 0xFF) << 8;
+            for (int bit = 0; bit < 8; bit++) {
+                crc = (crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1;
+            }
+            crc &= 0xFFFF;
+        }
+        return crc;
+    }
+
+    private static void expect(String what, int expected, String actual) {
+        if (!Integer.toString(expected).equals(actual)) {
+            throw new NotReady(what + ": " + actual + " instead of " + expected);
+        }
+    }
+
+    private static void requirePositive(Duration duration, String name) {
+        Objects.requireNonNull(duration, name + " must not be null");
+        if (duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive: " + duration);
+        }
+    }
+
+    /**
+     * Configures and starts a {@link ClusterTopology}. Each setting may be given once.
+     *
+     * <p>Not thread-safe; a builder may start several clusters.
+     */
+    public static final class Builder {
+
+        private Integer masters;
+        private Integer replicasPerMaster;
+        private Duration nodeTimeout;
+        private Duration timeout;
+        private Path binary;
+
+        private Builder() {
+        }
+
+        /**
+         * Sets the number of masters (default {@value #DEFAULT_MASTERS}). A failover needs
+         * the votes of a majority of masters, so with fewer than three, a killed master is not
+         * replaced (a forced {@link ClusterTopology#failover} still works).
+         *
+         * @throws IllegalArgumentException if {@code masters} is less than 1
+         * @throws IllegalStateException if it was already set
+         */
+        public Builder masters(int masters) {
+            if (masters < 1) {
+                throw new IllegalArgumentException("masters must be at least 1: " + masters);
+            }
+            if (this.masters != null) {
+                throw new IllegalStateException("masters was already set to " + this.masters);
+            }
+            this.masters = masters;
+            return this;
+        }
+
+        /**
+         * Sets the number of replicas of each master (default {@value #DEFAULT_REPLICAS_PER_MASTER}).
+         *
+         * @throws IllegalArgumentException if {@code replicasPerMaster} is negative
+         * @throws IllegalStateException if it was already set
+         */
+        public Builder replicasPerMaster(int replicasPerMaster) {
+            if (replicasPerMaster < 0) {
+                throw new IllegalArgumentException("replicasPerMaster must not be negative: " + replicasPerMaster);
+            }
+            if (this.replicasPerMaster != null) {
+                throw new IllegalStateException("replicasPerMaster was already set to " + this.replicasPerMaster);
+            }
+            this.replicasPerMaster = replicasPerMaster;
+            return this;
+        }
+
+        /**
+         * Sets {@code cluster-node-timeout} (default 1 s): how long a node must not answer
+         * before it is considered failing and its replica takes over.
+         *
+         * @throws IllegalArgumentException if it is shorter than a millisecond
+         * @throws IllegalStateException if it was already set
+         */
+        public Builder nodeTimeout(Duration nodeTimeout) {
+            Objects.requireNonNull(nodeTimeout, "nodeTimeout must not be null");
+            if (nodeTimeout.toMillis() < 1) {
+                throw new IllegalArgumentException("nodeTimeout must be at least a millisecond: " + nodeTimeout);
+            }
+            if (this.nodeTimeout != null) {
+                throw new IllegalStateException("nodeTimeout was already set to " + this.nodeTimeout);
+            }
+            this.nodeTimeout = nodeTimeout;
+            return this;
+        }
+
+        /**
+         * Sets how long {@link #start()}, {@code failover()}, {@code awaitHealthy()},
+         * {@code restore()} and {@code flushAll()} wait at most (default {@link #DEFAULT_TIMEOUT}).
+         *
+         * @throws IllegalArgumentException if it is not positive
+         * @throws IllegalStateException if it was already set
+         */
+        public Builder timeout(Duration timeout) {
+            requirePositive(timeout, "timeout");
+            if (this.timeout != null) {
+                throw new IllegalStateException("timeout was already set to " + this.timeout);
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        /**
+         * Uses this redis-server binary for every node instead of the one {@link RedisBinary#locate()} finds.
+         *
+         * @throws NullPointerException if {@code binary} is null
+         * @throws IllegalStateException if it was already set
+         */
+        public Builder binary(Path binary) {
+            Objects.requireNonNull(binary, "binary must not be null");
+            if (this.binary != null) {
+                throw new IllegalStateException("binary was already set to " + this.binary);
+            }
+            this.binary = binary;
+            return this;
+        }
+
+        /**
+         * Starts the nodes, forms the cluster and returns once it is healthy.
+         *
+         * @return the running cluster
+         * @throws IllegalStateException if a node does not start, or the cluster is not healthy
+         *     within the timeout; the message says what was missing and includes the nodes'
+         *     log tails. Whatever was started is stopped.
+         * @throws UncheckedIOException if the topology's directory cannot be created
+         */
+        public ClusterTopology start() {
+            int masterCount = masters == null ? DEFAULT_MASTERS : masters;
+            int replicaCount = replicasPerMaster == null ? DEFAULT_REPLICAS_PER_MASTER : replicasPerMaster;
+            Duration wait = timeout == null ? DEFAULT_TIMEOUT : timeout;
+            Path directory = TopologySupport.createDirectory("cluster-");
+            List<RedisServer> started = new ArrayList<>();
+            try {
+                int total = masterCount * (1 + replicaCount);
+                for (int i = 0; i < total; i++) {
+                    started.add(startNode(directory.resolve("nodes-" + i + ".conf"), started));
+                }
+                form(started, masterCount, wait);
+                ClusterTopology cluster = new ClusterTopology(started, masterCount, replicaCount, wait, directory);
+                cluster.awaitHealthy(wait);
+                LOG.debug("started {}", cluster);
+                return cluster;
+            } catch (RuntimeException e) {
+                TopologySupport.stopAll(started, e);
+                Workspace.deleteQuietly(directory);
+                throw e;
+            }
+        }
+
+        /** Slots, epochs and meetings, then replication; see the class comment. */
+        private static void form(List<RedisServer> nodes, int masterCount, Duration wait) {
+            for (int i = 0; i < masterCount; i++) {
+                int from = i * SLOTS / masterCount;
+                int to = (i + 1) * SLOTS / masterCount - 1;
+                List<String> command = new ArrayList<>(List.of("CLUSTER", "ADDSLOTS"));
+                for (int slot = from; slot <= to; slot++) {
+                    command.add(Integer.toString(slot));
+                }
+                nodes.get(i).command(command.toArray(new String[0]));
+            }
+            // Distinct epochs up front spare the nodes resolving collisions among themselves.
+            for (int i = 0; i < nodes.size(); i++) {
+                nodes.get(i).command("CLUSTER", "SET-CONFIG-EPOCH", Integer.toString(i + 1));
+            }
+            RedisServer first = nodes.get(0);
+            for (RedisServer node : nodes.subList(1, nodes.size())) {
+                first.command("CLUSTER", "MEET", node.host(), Integer.toString(node.port()));
+            }
+            TopologySupport.await("all nodes meeting", wait, () -> {
+                for (RedisServer node : nodes) {
+                    List<Entry> entries = parseNodes(probe(node, "CLUSTER", "NODES"));
+                    expect("node on port " + node.port() + " knows nodes", nodes.size(), Integer.toString(entries.size()));
+                    for (Entry entry : entries) {
+                        if (entry.flags().contains("handshake")) {
+                            throw new NotReady("node on port " + node.port() + " is in a handshake with port " + entry.port());
+                        }
+                    }
+                }
+                return Boolean.TRUE;
+            }, nodes);
+            for (int i = masterCount; i < nodes.size(); i++) {
+                String masterId = (String) nodes.get(i % masterCount).command("CLUSTER", "MYID");
+                nodes.get(i).command("CLUSTER", "REPLICATE", masterId);
+            }
+        }
+
+        private RedisServer startNode(Path configFile, List<RedisServer> started) {
+            long nodeTimeoutMillis = (nodeTimeout == null ? DEFAULT_NODE_TIMEOUT : nodeTimeout).toMillis();
+            for (int attempt = 1; ; attempt++) {
+                RedisServer.Builder builder = RedisServer.builder()
+                        .port(freeClusterPort(started))
+                        .arg("cluster-enabled", "yes")
+                        .arg("cluster-config-file", configFile.toString())
+                        .arg("cluster-node-timeout", Long.toString(nodeTimeoutMillis))
+                        .arg("cluster-announce-ip", RedisServer.HOST)
+                        .arg("cluster-replica-validity-factor", "0")
+                        .arg("repl-diskless-sync", "yes")
+                        .arg("repl-diskless-sync-delay", "0");
+                if (binary != null) {
+                    builder.binary(binary);
+                }
+                try {
+                    return builder.start();
+                } catch (RedisServer.StartupException e) {
+                    if (!e.portInUse() || attempt >= START_ATTEMPTS) {
+                        throw e;
+                    }
+                    LOG.debug("a port of a cluster node was taken before it could bind it; trying others");
+                    try {
+                        // A node that got as far as writing its config would come back with its identity.
+                        Files.deleteIfExists(configFile);
+                    } catch (IOException deleteFailed) {
+                        e.addSuppressed(deleteFailed);
+                        throw e;
+                    }
+                }
+            }
+        }
+
+        /** Returns a port in 20000–22767 that is free, as is the port 10000 above it (the cluster bus). */
+        private static int freeClusterPort(List<RedisServer> started) {
+            Set<Integer> taken = new HashSet<>();
+            for (RedisServer node : started) {
+                taken.add(node.port());
+                taken.add(node.port() + BUS_PORT_OFFSET);
+            }
+            ThreadLocalRandom random = ThreadLocalRandom.current();
+            for (int i = 0; i < PORT_CANDIDATES; i++) {
+                int port = FIRST_PORT + random.nextInt(PORT_RANGE);
+                if (!taken.contains(port) && !taken.contains(port + BUS_PORT_OFFSET)
+                        && isFree(port) && isFree(port + BUS_PORT_OFFSET)) {
+                    return port;
+                }
+            }
+            throw new IllegalStateException("no free pair of ports p and p+" + BUS_PORT_OFFSET + " found among "
+                    + PORT_CANDIDATES + " candidates in " + FIRST_PORT + "-" + (FIRST_PORT + PORT_RANGE - 1));
+        }
+
+        private static boolean isFree(int port) {
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress(RedisServer.HOST, port), 1);
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        }
+    }
+}
