@@ -231,7 +231,7 @@ public final class ChildJvm implements AutoCloseable {
      */
     public int awaitExit(Duration timeout) {
         requirePositive(timeout, "timeout");
-        if (!Processes.awaitExit(process.toHandle(), timeout)) {
+        if (!Processes.awaitExit(process, timeout)) {
             if (Thread.currentThread().isInterrupted()) {
                 throw new IllegalStateException("interrupted while waiting for " + this + " to exit; output so far:\n"
                         + output());
@@ -325,7 +325,7 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     private String exitDescription() {
-        if (Processes.awaitExit(process.toHandle(), DRAIN_TIMEOUT)) {
+        if (Processes.awaitExit(process, DRAIN_TIMEOUT)) {
             return "exited with code " + process.exitValue();
         }
         return "closed its stdout";

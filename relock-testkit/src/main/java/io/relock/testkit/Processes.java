@@ -63,7 +63,9 @@ final class Processes {
             kill.getOutputStream().close();
             // kill prints at most one short line, so reading to EOF before waiting cannot block for long.
             String output = new String(out.readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!awaitExit(kill.toHandle(), HELPER_TIMEOUT)) {
+            // Process.waitFor, not the handle's onExit: the handle can report the exit before
+            // the Process has recorded the exit value, and exitValue() would then throw.
+            if (!waitFor(kill)) {
                 kill.destroyForcibly();
                 throw new IllegalStateException("kill -s " + signal + " " + pid + " did not finish within " + HELPER_TIMEOUT);
             }
@@ -73,6 +75,40 @@ final class Processes {
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the output of kill -s " + signal + " " + pid, e);
+        }
+    }
+
+    private static boolean waitFor(Process process) {
+        boolean interrupted = false;
+        try {
+            long deadline = System.nanoTime() + HELPER_TIMEOUT.toNanos();
+            while (true) {
+                try {
+                    return process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true; // a signal must be delivered (or fail) before returning
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Waits until a process this JVM started has exited, at most {@code timeout}; afterwards its
+     * {@code exitValue()} is available. On interrupt the flag is restored and it returns at once.
+     *
+     * @return whether the process has exited
+     */
+    static boolean awaitExit(Process process, Duration timeout) {
+        Objects.requireNonNull(process, "process must not be null");
+        try {
+            return process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return !process.isAlive();
         }
     }
 

@@ -299,7 +299,7 @@ public final class RedisBinary {
                     .redirectOutput(outputFile.toFile())
                     .start();
             process.getOutputStream().close();
-            if (!Processes.awaitExit(process.toHandle(), Processes.HELPER_TIMEOUT)) {
+            if (!Processes.awaitExit(process, Processes.HELPER_TIMEOUT)) {
                 process.destroyForcibly();
                 throw new IllegalStateException(description + " did not finish within " + Processes.HELPER_TIMEOUT);
             }

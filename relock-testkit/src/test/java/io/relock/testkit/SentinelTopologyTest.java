@@ -105,6 +105,8 @@ class SentinelTopologyTest {
         assertThat(TopologySupport.info(promoted, "replication")).containsEntry("role", "master");
 
         topology.restore();
+        // The sentinels may still be finishing the failover when restore() returns.
+        topology.awaitHealthy();
 
         assertThat(old.isRunning()).isTrue();
         assertThat(topology.master()).isSameAs(promoted);
