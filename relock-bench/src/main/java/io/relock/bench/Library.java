@@ -1,0 +1,73 @@
+package io.relock.bench;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Properties;
+
+/** The libraries under comparison, and how to connect a client of each. */
+enum Library {
+
+    RELOCK("Relock", "relock.version") {
+        @Override
+        LockLibrary connect(String uri, Duration watchdogTimeout) {
+            return new RelockLibrary(uri, watchdogTimeout);
+        }
+    },
+
+    REDISSON("Redisson", "redisson.version") {
+        @Override
+        LockLibrary connect(String uri, Duration watchdogTimeout) {
+            return new RedissonLibrary(uri, watchdogTimeout);
+        }
+    };
+
+    private static final Properties VERSIONS = loadVersions();
+
+    private final String displayName;
+    private final String versionProperty;
+
+    Library(String displayName, String versionProperty) {
+        this.displayName = displayName;
+        this.versionProperty = versionProperty;
+    }
+
+    /**
+     * Connects one client.
+     *
+     * @param watchdogTimeout the lock watchdog timeout, or null for the library's default (30 s for both)
+     */
+    abstract LockLibrary connect(String uri, Duration watchdogTimeout);
+
+    String displayName() {
+        return displayName;
+    }
+
+    /** The version the bench was built with. */
+    String version() {
+        return VERSIONS.getProperty(versionProperty, "unknown");
+    }
+
+    /** The command-line and JSON name: {@code relock}, {@code redisson}. */
+    String id() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    static Library fromId(String id) {
+        return valueOf(id.toUpperCase(Locale.ROOT));
+    }
+
+    static Properties loadVersions() {
+        Properties properties = new Properties();
+        try (InputStream in = Library.class.getResourceAsStream("/bench-versions.properties")) {
+            if (in != null) {
+                properties.load(in);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read bench-versions.properties", e);
+        }
+        return properties;
+    }
+}

@@ -1,0 +1,32 @@
+package io.relock.bench;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * One client of a lock library, connected to one Redis server: what every scenario measures
+ * through. Each library is used the way its users use it, with its defaults.
+ *
+ * <p>A lock type a library version does not have is an empty {@link Optional}; the scenario
+ * then reports it as not available. Supporting it later means implementing the method in that
+ * library's adapter, nothing else.
+ */
+interface LockLibrary extends AutoCloseable {
+
+    /** The reentrant lock with a watchdog-renewed lease: {@code lock()} / {@code unlock()}. */
+    Lock lock(String name);
+
+    /** A fair (first come, first served) lock, or empty if this version has none. */
+    Optional<Lock> fairLock(String name);
+
+    /**
+     * A RedLock over one lock named {@code name} per master, each master a client of this same
+     * library (this client being one of them), or empty if this version has none.
+     */
+    Optional<Lock> redLock(String name, List<LockLibrary> masters);
+
+    /** Releases the client's connections and threads. */
+    @Override
+    void close();
+}

@@ -1,0 +1,58 @@
+package io.relock.bench;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import org.redisson.Redisson;
+import org.redisson.RedissonRedLock;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * Redisson as its users configure it: {@code useSingleServer().setAddress(uri)} and nothing
+ * else (its lock watchdog timeout defaults to 30 s, like Relock's), except the watchdog timeout
+ * where a scenario asks for one.
+ */
+final class RedissonLibrary implements LockLibrary {
+
+    private final RedissonClient redisson;
+
+    RedissonLibrary(String uri, Duration watchdogTimeout) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(uri);
+        if (watchdogTimeout != null) {
+            config.setLockWatchdogTimeout(watchdogTimeout.toMillis());
+        }
+        redisson = Redisson.create(config);
+    }
+
+    @Override
+    public Lock lock(String name) {
+        return redisson.getLock(name);
+    }
+
+    @Override
+    public Optional<Lock> fairLock(String name) {
+        return Optional.of(redisson.getFairLock(name));
+    }
+
+    /** Redisson's RedLock class is deprecated (in favour of a plain RLock) but still ships and works. */
+    @Override
+    @SuppressWarnings("deprecation")
+    public Optional<Lock> redLock(String name, List<LockLibrary> masters) {
+        RLock[] locks = new RLock[masters.size()];
+        for (int i = 0; i < locks.length; i++) {
+            locks[i] = ((RedissonLibrary) masters.get(i)).redisson.getLock(name);
+        }
+        return Optional.of(new RedissonRedLock(locks));
+    }
+
+    @Override
+    public void close() {
+        // No quiet period: nothing is in flight when a scenario closes its clients.
+        redisson.shutdown(0, 5, TimeUnit.SECONDS);
+    }
+}

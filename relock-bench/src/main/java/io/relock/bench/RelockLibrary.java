@@ -1,0 +1,47 @@
+package io.relock.bench;
+
+import io.relock.DistributedLock;
+import io.relock.Relock;
+import io.relock.RelockConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+
+/** Relock with its defaults, except the watchdog timeout where a scenario asks for one. */
+final class RelockLibrary implements LockLibrary {
+
+    private final Relock relock;
+
+    RelockLibrary(String uri, Duration watchdogTimeout) {
+        RelockConfig.Builder config = RelockConfig.builder().singleServer(uri);
+        if (watchdogTimeout != null) {
+            config.watchdogTimeout(watchdogTimeout);
+        }
+        relock = Relock.create(config.build());
+    }
+
+    @Override
+    public Lock lock(String name) {
+        return relock.getLock(name);
+    }
+
+    @Override
+    public Optional<Lock> fairLock(String name) {
+        return Optional.of(relock.getFairLock(name));
+    }
+
+    @Override
+    public Optional<Lock> redLock(String name, List<LockLibrary> masters) {
+        DistributedLock[] members = new DistributedLock[masters.size()];
+        for (int i = 0; i < members.length; i++) {
+            members[i] = ((RelockLibrary) masters.get(i)).relock.getLock(name);
+        }
+        return Optional.of(relock.getRedLock(members));
+    }
+
+    @Override
+    public void close() {
+        relock.close();
+    }
+}

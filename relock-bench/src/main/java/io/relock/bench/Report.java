@@ -1,0 +1,541 @@
+package io.relock.bench;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Everything one bench run measured, and its readings: the text table printed at the end, the
+ * Markdown for {@code latest.md}, {@code results.json}, the goals and the chart's bars.
+ *
+ * <p>Every number is the median over the repeats, with the smallest and largest value beside
+ * it; a ratio is Relock's median over Redisson's, with the range of the per-repeat ratios
+ * (repeat i of Relock over repeat i of Redisson, which ran back to back).
+ */
+final class Report {
+
+    /**
+     * One case's result from one worker JVM.
+     *
+     * @param position 0 if this library ran first in its pair, 1 if second
+     * @param result the worker's JSON for the case
+     */
+    record Run(int repeat, int position, Library library, Map<String, Object> result) {
+
+        String caseId() {
+            return (String) result.get("case");
+        }
+
+        Map<String, Object> metrics() {
+            return Json.object(result.get("metrics"));
+        }
+
+        Map<String, Object> checks() {
+            return Json.object(result.get("checks"));
+        }
+
+        Map<String, Object> details() {
+            return Json.object(result.get("details"));
+        }
+
+        String error() {
+            return (String) result.get("error");
+        }
+
+        String unavailable() {
+            return (String) result.get("unavailable");
+        }
+
+        Map<String, Object> toJson() {
+            Map<String, Object> json = new LinkedHashMap<>();
+            json.put("repeat", repeat);
+            json.put("position", position);
+            json.putAll(result);
+            return json;
+        }
+    }
+
+    /** One metric of one library in one case, over the repeats. */
+    record Values(List<Double> byRepeat) {
+
+        boolean isEmpty() {
+            return byRepeat.stream().allMatch(value -> value == null);
+        }
+
+        List<Double> present() {
+            return byRepeat.stream().filter(value -> value != null).toList();
+        }
+
+        double median() {
+            return Report.median(present());
+        }
+
+        double min() {
+            return present().stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+        }
+
+        double max() {
+            return present().stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+        }
+
+        Map<String, Object> toJson() {
+            Map<String, Object> json = new LinkedHashMap<>();
+            json.put("median", median());
+            json.put("min", min());
+            json.put("max", max());
+            json.put("by_repeat", byRepeat);
+            return json;
+        }
+    }
+
+    /** A bar group of the chart: Relock's advantage over Redisson (×, higher is better for Relock). */
+    record Bar(String label, double advantage, double goalAdvantage) {}
+
+    /** Where the chart looks, and what it calls it. */
+    private record ChartItem(String caseId, Metric metric, String label) {}
+
+    private static final List<ChartItem> CHART = List.of(
+            new ChartItem("S1/t1", Metric.CYCLES_PER_S, "S1 1 thread cycles/s"),
+            new ChartItem("S1/t64", Metric.CYCLES_PER_S, "S1 64 threads cycles/s"),
+            new ChartItem("S1/t1", Metric.CYCLE_P50_US, "S1 1 thread p50"),
+            new ChartItem("S1/t64", Metric.JVM_CPU_US_PER_OP, "S1 64 thr. CPU/cycle"),
+            new ChartItem("S1/t1", Metric.ROUND_TRIPS_PER_OP, "S1 round trips/cycle"),
+            new ChartItem("S1/t1", Metric.COMMANDS_PER_OP, "S1 commands/cycle"),
+            new ChartItem("S2/t8x4", Metric.ACQUISITIONS_PER_S, "S2 4×8 acq/s"),
+            new ChartItem("S2/t8x4", Metric.COMMANDS_PER_OP, "S2 4×8 commands/acq"),
+            new ChartItem("S3/w1", Metric.HANDOFF_P50_US, "S3 1 waiter hand-off p50"),
+            new ChartItem("S3/w8", Metric.HANDOFF_P50_US, "S3 8 waiters hand-off p50"),
+            new ChartItem("S4/fair10", Metric.ACQUISITIONS_PER_S, "S4 fair 10 waiters acq/s"),
+            new ChartItem("S4/redlock", Metric.CYCLES_PER_S, "S4 RedLock cycles/s"),
+            new ChartItem("S5/footprint", Metric.THREADS, "S5 threads/client"),
+            new ChartItem("S5/footprint", Metric.CONNECTIONS, "S5 connections/client"),
+            new ChartItem("S5/watchdog", Metric.WATCHDOG_CALLS_PER_TICK, "S5 renewal calls/tick"));
+
+    private final Options options;
+    private final Environment environment;
+    private final List<Run> runs;
+    private final List<S0Ceiling.Row> ceiling;
+    private final String ceilingNote;
+    private final double elapsedSeconds;
+
+    Report(Options options, Environment environment, List<Run> runs, List<S0Ceiling.Row> ceiling, String ceilingNote,
+            double elapsedSeconds) {
+        this.options = options;
+        this.environment = environment;
+        this.runs = List.copyOf(runs);
+        this.ceiling = List.copyOf(ceiling);
+        this.ceilingNote = ceilingNote;
+        this.elapsedSeconds = elapsedSeconds;
+    }
+
+    // ---- readings ------------------------------------------------------------------------------
+
+    List<String> caseIds() {
+        Set<String> ids = new LinkedHashSet<>();
+        runs.forEach(run -> ids.add(run.caseId()));
+        return List.copyOf(ids);
+    }
+
+    private String title(String caseId) {
+        return runs.stream().filter(run -> run.caseId().equals(caseId)).map(run -> (String) run.result().get("title"))
+                .findFirst().orElse(caseId);
+    }
+
+    private List<Run> runsOf(String caseId, Library library) {
+        return runs.stream().filter(run -> run.caseId().equals(caseId) && run.library() == library).toList();
+    }
+
+    Values values(String caseId, Library library, Metric metric) {
+        List<Double> byRepeat = new ArrayList<>(Collections.nCopies(options.repeats(), (Double) null));
+        for (Run run : runsOf(caseId, library)) {
+            Object value = run.metrics().get(metric.key());
+            if (value != null && run.repeat() < byRepeat.size()) {
+                byRepeat.set(run.repeat(), ((Number) value).doubleValue());
+            }
+        }
+        return new Values(byRepeat);
+    }
+
+    private String unavailable(String caseId, Library library) {
+        return runsOf(caseId, library).stream().map(Run::unavailable).filter(why -> why != null).findFirst().orElse(null);
+    }
+
+    /** Relock's median over Redisson's. */
+    double ratio(String caseId, Metric metric) {
+        return values(caseId, Library.RELOCK, metric).median() / values(caseId, Library.REDISSON, metric).median();
+    }
+
+    /** Per repeat: Relock's value over Redisson's, where both exist. */
+    List<Double> pairRatios(String caseId, Metric metric) {
+        List<Double> relock = values(caseId, Library.RELOCK, metric).byRepeat();
+        List<Double> redisson = values(caseId, Library.REDISSON, metric).byRepeat();
+        List<Double> ratios = new ArrayList<>();
+        for (int i = 0; i < relock.size(); i++) {
+            if (relock.get(i) != null && redisson.get(i) != null && redisson.get(i) != 0) {
+                ratios.add(relock.get(i) / redisson.get(i));
+            }
+        }
+        return ratios;
+    }
+
+    private List<Metric> metricsOf(String caseId) {
+        List<Metric> present = new ArrayList<>();
+        for (Metric metric : Metric.values()) {
+            if (!values(caseId, Library.RELOCK, metric).isEmpty() || !values(caseId, Library.REDISSON, metric).isEmpty()) {
+                present.add(metric);
+            }
+        }
+        return present;
+    }
+
+    /** The goal's measured value: the ratio for ratio goals, Relock's median otherwise; NaN if not measured. */
+    double measured(Goal goal) {
+        return goal.isRatio() ? ratio(goal.caseId(), goal.metric())
+                : values(goal.caseId(), Library.RELOCK, goal.metric()).median();
+    }
+
+    List<Run> errors() {
+        return runs.stream().filter(run -> run.error() != null).toList();
+    }
+
+    /** Runs whose critical-section checks are not all zero. */
+    List<Run> dirty() {
+        return runs.stream().filter(run -> run.checks().values().stream()
+                .anyMatch(value -> ((Number) value).longValue() != 0)).toList();
+    }
+
+    List<Bar> bars() {
+        List<Bar> bars = new ArrayList<>();
+        for (ChartItem item : CHART) {
+            double relock = values(item.caseId(), Library.RELOCK, item.metric()).median();
+            double redisson = values(item.caseId(), Library.REDISSON, item.metric()).median();
+            if (Double.isNaN(relock) || Double.isNaN(redisson) || relock <= 0 || redisson <= 0) {
+                continue;
+            }
+            double advantage = item.metric().better() == Metric.Better.LOWER ? redisson / relock : relock / redisson;
+            double goal = Double.NaN;
+            for (Goal candidate : Goal.ALL) {
+                if (candidate.caseId().equals(item.caseId()) && candidate.metric() == item.metric()) {
+                    goal = candidate.isRatio() ? candidate.advantage() : redisson / candidate.target();
+                }
+            }
+            bars.add(new Bar(item.label(), advantage, goal));
+        }
+        return bars;
+    }
+
+    // ---- text ----------------------------------------------------------------------------------
+
+    /** The whole report as printed to stdout. */
+    String text() {
+        StringBuilder out = new StringBuilder();
+        out.append("Relock bench, ").append(environment.dateText()).append('\n');
+        out.append("  machine:  ").append(environment.machineText()).append('\n');
+        out.append("  versions: ").append(environment.versionsText()).append('\n');
+        out.append("  method:   ").append(methodText()).append("\n\n");
+
+        if (options.scenarios().contains("S0")) {
+            out.append("S0 ceiling: redis-benchmark against the same redis-server (no lock library)\n");
+            if (ceiling.isEmpty()) {
+                out.append("  ").append(ceilingNote).append('\n');
+            } else {
+                for (String[] row : ceilingRows()) {
+                    out.append(String.format(Locale.ROOT, "  %-14s %-14s %-24s %s%n", (Object[]) row));
+                }
+            }
+            out.append('\n');
+        }
+
+        List<String[]> rows = tableRows();
+        int[] widths = new int[5];
+        for (String[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                widths[i] = Math.max(widths[i], row[i].codePointCount(0, row[i].length()));
+            }
+        }
+        for (String[] row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.length; i++) {
+                line.append(pad(row[i], widths[i], i >= 2)).append(i < row.length - 1 ? "  " : "");
+            }
+            out.append(line.toString().stripTrailing()).append('\n');
+        }
+        out.append('\n');
+        out.append(goalsText());
+        out.append('\n').append(correctnessText()).append('\n');
+        for (Run run : errors()) {
+            out.append("\nERROR in ").append(run.caseId()).append(", ").append(run.library().displayName())
+                    .append(", repeat ").append(run.repeat() + 1).append(":\n").append(run.error().strip()).append('\n');
+        }
+        return out.toString();
+    }
+
+    private String methodText() {
+        return "each case in a fresh JVM per library (same flags), " + options.repeats() + " repeats alternating "
+                + "which library goes first; " + seconds(options.window()) + " window after " + seconds(options.warmup())
+                + " warm-up; values are medians (min–max over repeats)";
+    }
+
+    private static String seconds(java.time.Duration duration) {
+        double value = duration.toMillis() / 1000.0;
+        return (value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value)) + " s";
+    }
+
+    private List<String[]> ceilingRows() {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"test", "connections", "requests/s", "p50 / p99 ms"});
+        Set<String> keys = new LinkedHashSet<>();
+        ceiling.forEach(row -> keys.add(row.test() + "|" + row.connections()));
+        for (String key : keys) {
+            List<S0Ceiling.Row> of = ceiling.stream().filter(row -> (row.test() + "|" + row.connections()).equals(key))
+                    .toList();
+            Values rps = new Values(of.stream().map(S0Ceiling.Row::requestsPerSecond).toList());
+            double p50 = median(of.stream().map(S0Ceiling.Row::p50Millis).toList());
+            double p99 = median(of.stream().map(S0Ceiling.Row::p99Millis).toList());
+            rows.add(new String[] {of.get(0).test(), "-c " + of.get(0).connections(), spread(Metric.CYCLES_PER_S, rps),
+                    String.format(Locale.ROOT, "%.3f / %.3f", p50, p99)});
+        }
+        return rows;
+    }
+
+    private List<String[]> tableRows() {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"case", "metric", "Relock", "Redisson", "Relock/Redisson"});
+        for (String caseId : caseIds()) {
+            String title = title(caseId) + " [" + caseId + "]";
+            String relockMissing = unavailable(caseId, Library.RELOCK);
+            String redissonMissing = unavailable(caseId, Library.REDISSON);
+            List<Metric> metrics = metricsOf(caseId);
+            if (metrics.isEmpty()) {
+                rows.add(new String[] {title, "", relockMissing != null ? "not available" : "no result",
+                        redissonMissing != null ? "not available" : "no result", ""});
+                continue;
+            }
+            boolean first = true;
+            for (Metric metric : metrics) {
+                Values relock = values(caseId, Library.RELOCK, metric);
+                Values redisson = values(caseId, Library.REDISSON, metric);
+                rows.add(new String[] {first ? title : "", metric.label(),
+                        relockMissing != null ? "not available" : spread(metric, relock),
+                        redissonMissing != null ? "not available" : spread(metric, redisson),
+                        ratioText(caseId, metric)});
+                first = false;
+            }
+        }
+        return rows;
+    }
+
+    private String spread(Metric metric, Values values) {
+        if (values.isEmpty()) {
+            return "–";
+        }
+        String median = metric.format(values.median());
+        String min = metric.format(values.min());
+        String max = metric.format(values.max());
+        return min.equals(max) && values.present().size() > 1 ? median + " (all)"
+                : values.present().size() > 1 ? median + " (" + min + "–" + max + ")" : median;
+    }
+
+    private String ratioText(String caseId, Metric metric) {
+        double ratio = ratio(caseId, metric);
+        if (!Double.isFinite(ratio)) {
+            return "";
+        }
+        List<Double> pairs = pairRatios(caseId, metric);
+        String text = times(ratio);
+        if (pairs.size() > 1) {
+            text += " (" + times(Collections.min(pairs)) + "–" + times(Collections.max(pairs)) + ")";
+        }
+        return text;
+    }
+
+    private static String times(double ratio) {
+        return String.format(Locale.ROOT, ratio >= 10 ? "%.1f×" : "%.2f×", ratio);
+    }
+
+    private String goalsText() {
+        StringBuilder out = new StringBuilder("Goals (issue 5): Relock vs Redisson in this run; ✓ holds, ✗ misses, "
+                + "? not measured in this run\n");
+        for (String[] row : goalRows()) {
+            out.append(String.format(Locale.ROOT, "  %s %-62s %-7s %s%n", (Object[]) row));
+        }
+        return out.toString();
+    }
+
+    private List<String[]> goalRows() {
+        List<String[]> rows = new ArrayList<>();
+        for (Goal goal : Goal.ALL) {
+            double value = measured(goal);
+            String mark = Double.isFinite(value) ? (goal.holds(value) ? "✓" : "✗") : "?";
+            String measured;
+            if (!Double.isFinite(value)) {
+                measured = caseIds().contains(goal.caseId()) ? "no value (see errors)"
+                        : "case " + goal.caseId() + " not run";
+            } else if (goal.isRatio()) {
+                List<Double> pairs = pairRatios(goal.caseId(), goal.metric());
+                measured = times(value) + (pairs.size() > 1 ? " (repeats " + times(Collections.min(pairs)) + "–"
+                        + times(Collections.max(pairs)) + ")" : "");
+            } else {
+                double redisson = values(goal.caseId(), Library.REDISSON, goal.metric()).median();
+                measured = "Relock " + goal.metric().format(value) + " (Redisson " + goal.metric().format(redisson) + ")";
+            }
+            rows.add(new String[] {mark, goal.text(), goal.targetText(), measured});
+        }
+        return rows;
+    }
+
+    private String correctnessText() {
+        long exclusive = runs.stream().filter(run -> run.checks().containsKey("overlaps")).count();
+        long held = runs.stream().filter(run -> run.checks().containsKey("locks_lost")).count();
+        if (exclusive + held == 0) {
+            return "Correctness: no case with checks ran.";
+        }
+        List<Run> dirty = dirty();
+        if (dirty.isEmpty()) {
+            List<String> clean = new ArrayList<>();
+            if (exclusive > 0) {
+                clean.add("overlapping holders 0 and lost updates 0 in all " + exclusive + " contended runs (S2, S4 fair)");
+            }
+            if (held > 0) {
+                clean.add("no held lock lost in " + held + " watchdog runs (S5)");
+            }
+            return "Correctness ✓: " + String.join("; ", clean) + ".";
+        }
+        StringBuilder out = new StringBuilder("Correctness ✗:\n");
+        for (Run run : dirty) {
+            out.append("  ").append(run.caseId()).append(' ').append(run.library().displayName()).append(" repeat ")
+                    .append(run.repeat() + 1).append(": ").append(run.checks()).append('\n');
+        }
+        return out.toString().stripTrailing();
+    }
+
+    private static String pad(String text, int width, boolean right) {
+        int length = text.codePointCount(0, text.length());
+        String padding = " ".repeat(Math.max(0, width - length));
+        return right ? padding + text : text + padding;
+    }
+
+    // ---- Markdown and JSON ---------------------------------------------------------------------
+
+    /** {@code latest.md}: what the README's Performance section shows. */
+    String markdown(String chartPath, String runDirectory) {
+        StringBuilder out = new StringBuilder();
+        out.append("# Relock vs Redisson: latest bench run\n\n");
+        out.append("Run ").append(environment.dateText()).append(" with `").append(environment.command())
+                .append("` (").append(String.format(Locale.ROOT, "%.1f", elapsedSeconds / 60)).append(" min); files in `")
+                .append(runDirectory).append("/`.\n\n");
+        out.append("- **Machine**: ").append(environment.machineText()).append('\n');
+        out.append("- **Versions**: ").append(environment.versionsText()).append('\n');
+        out.append("- **Method**: ").append(methodText()).append(". Both libraries with their defaults, on one "
+                + "redis-server started by the bench. See `relock-bench/README.md`.\n\n");
+        out.append("![Relock's advantage over Redisson per metric](").append(chartPath).append(")\n\n");
+        out.append("## Goals\n\n| | goal | target | measured |\n|---|---|---|---|\n");
+        for (String[] row : goalRows()) {
+            out.append("| ").append(String.join(" | ", row)).append(" |\n");
+        }
+        out.append('\n').append(correctnessText().replace("\n", "\n\n")).append("\n\n");
+        out.append("## Results\n\n");
+        List<String[]> rows = tableRows();
+        out.append("| ").append(String.join(" | ", rows.get(0))).append(" |\n|---|---|---:|---:|---:|\n");
+        for (String[] row : rows.subList(1, rows.size())) {
+            out.append("| ").append(String.join(" | ", row)).append(" |\n");
+        }
+        if (options.scenarios().contains("S0")) {
+            out.append("\n## S0 ceiling (redis-benchmark, same server, no lock library)\n\n");
+            if (ceiling.isEmpty()) {
+                out.append(ceilingNote).append('\n');
+            } else {
+                List<String[]> ceilingRows = ceilingRows();
+                out.append("| ").append(String.join(" | ", ceilingRows.get(0))).append(" |\n|---|---|---:|---:|\n");
+                for (String[] row : ceilingRows.subList(1, ceilingRows.size())) {
+                    out.append("| ").append(String.join(" | ", row)).append(" |\n");
+                }
+            }
+        }
+        if (!errors().isEmpty()) {
+            out.append("\n## Errors\n\n");
+            for (Run run : errors()) {
+                out.append("- ").append(run.caseId()).append(", ").append(run.library().displayName()).append(", repeat ")
+                        .append(run.repeat() + 1).append(": `").append(run.error().strip().split("\n")[0]).append("`\n");
+            }
+        }
+        return out.toString();
+    }
+
+    /** {@code results.json}: every raw result and every reading of it. */
+    Map<String, Object> json() {
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("date", environment.start().toOffsetDateTime().toString());
+        json.put("command", environment.command());
+        json.put("elapsed_s", elapsedSeconds);
+        json.put("machine", environment.machine());
+        json.put("versions", environment.versions());
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("window_ms", options.window().toMillis());
+        settings.put("warmup_ms", options.warmup().toMillis());
+        settings.put("count_ms", options.count().toMillis());
+        settings.put("repeats", options.repeats());
+        settings.put("scenarios", List.copyOf(options.scenarios()));
+        settings.put("cases", List.copyOf(options.cases()));
+        settings.put("quick", options.quick());
+        settings.put("worker_heap", options.heap());
+        json.put("options", settings);
+
+        Map<String, Object> s0 = new LinkedHashMap<>();
+        s0.put("note", ceilingNote);
+        s0.put("rows", ceiling.stream().map(S0Ceiling.Row::toJson).toList());
+        json.put("ceiling", s0);
+
+        List<Object> goals = new ArrayList<>();
+        for (Goal goal : Goal.ALL) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            double value = measured(goal);
+            entry.put("goal", goal.text());
+            entry.put("case", goal.caseId());
+            entry.put("metric", goal.metric().key());
+            entry.put("target", goal.targetText());
+            entry.put("measured", value);
+            entry.put("relock", values(goal.caseId(), Library.RELOCK, goal.metric()).median());
+            entry.put("redisson", values(goal.caseId(), Library.REDISSON, goal.metric()).median());
+            entry.put("holds", Double.isFinite(value) ? goal.holds(value) : null);
+            goals.add(entry);
+        }
+        json.put("goals", goals);
+
+        List<Object> summary = new ArrayList<>();
+        for (String caseId : caseIds()) {
+            for (Metric metric : metricsOf(caseId)) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("case", caseId);
+                entry.put("title", title(caseId));
+                entry.put("metric", metric.key());
+                entry.put("label", metric.label());
+                entry.put("better", metric.better().name().toLowerCase(Locale.ROOT));
+                entry.put("relock", values(caseId, Library.RELOCK, metric).toJson());
+                entry.put("redisson", values(caseId, Library.REDISSON, metric).toJson());
+                entry.put("ratio", ratio(caseId, metric));
+                entry.put("pair_ratios", pairRatios(caseId, metric));
+                summary.add(entry);
+            }
+        }
+        json.put("summary", summary);
+        json.put("correct", dirty().isEmpty());
+        json.put("runs", runs.stream().map(Run::toJson).toList());
+        return json;
+    }
+
+    static double median(List<Double> values) {
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> sorted = new ArrayList<>(values);
+        Collections.sort(sorted);
+        int middle = sorted.size() / 2;
+        return sorted.size() % 2 == 1 ? sorted.get(middle) : (sorted.get(middle - 1) + sorted.get(middle)) / 2;
+    }
+}

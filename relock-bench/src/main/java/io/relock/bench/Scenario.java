@@ -1,0 +1,33 @@
+package io.relock.bench;
+
+import java.util.List;
+
+/**
+ * One scenario of the bench, run inside a worker JVM for one library. Its cases (thread
+ * counts, waiters, clients) run one after the other in that JVM, each with a fresh client.
+ */
+interface Scenario {
+
+    /** {@code S1} … {@code S5}. */
+    String id();
+
+    /** What it measures, for the report. */
+    String title();
+
+    /** The case ids, {@code <scenario>/<case>}, in the order they run; fewer with {@code --quick}. */
+    List<String> cases(boolean quick);
+
+    /** Runs one case and describes what it measured; failures go into the result, not thrown. */
+    CaseResult run(String caseId, WorkerContext context) throws Exception;
+
+    /** Every scenario that runs in a worker (S0, the ceiling, runs in the driver). */
+    static List<Scenario> all() {
+        return List.of(new S1Uncontended(), new S2Contended(), new S3HandOff(), new S4FairAndRedLock(),
+                new S5Footprint());
+    }
+
+    static Scenario byId(String id) {
+        return all().stream().filter(scenario -> scenario.id().equalsIgnoreCase(id)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no scenario " + id));
+    }
+}

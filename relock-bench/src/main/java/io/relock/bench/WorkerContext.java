@@ -1,0 +1,24 @@
+package io.relock.bench;
+
+import java.util.List;
+
+/**
+ * What a scenario needs inside a worker: the library, the server(s), the bench's own admin
+ * connections to them, and the phase durations.
+ *
+ * @param masters the independent masters for RedLock (S4); empty when not started
+ * @param masterAdmins admin connections to {@code masters}, same order
+ */
+record WorkerContext(
+        Library library,
+        String uri,
+        RedisAdmin admin,
+        List<String> masters,
+        List<RedisAdmin> masterAdmins,
+        Load.Timing timing) {
+
+    /** Connects a client of the library under test with its defaults. */
+    LockLibrary connect() {
+        return library.connect(uri, null);
+    }
+}

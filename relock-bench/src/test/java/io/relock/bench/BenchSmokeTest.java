@@ -1,0 +1,56 @@
+package io.relock.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Runs the bench end to end on its smallest case (S1, one thread, a one-second window, both
+ * libraries, each in its own worker JVM), through the same code as the bench command, so that
+ * the bench cannot rot unnoticed. Asserts that the files are written and the counters are
+ * positive; never asserts a timing.
+ */
+class BenchSmokeTest {
+
+    @Test
+    void theSmallestCaseRunsForBothLibrariesAndWritesItsFiles(@TempDir Path out) throws Exception {
+        Options options = Options.parse("--cases", "S1/t1", "--window", "1s", "--warmup", "300ms", "--repeats", "1",
+                "--out", out.toString());
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        Bench.Outcome outcome;
+        try (PrintStream print = new PrintStream(console, true, StandardCharsets.UTF_8)) {
+            outcome = Bench.run(options, "--cases S1/t1", print);
+        }
+        String printed = console.toString(StandardCharsets.UTF_8);
+
+        Map<String, Object> results = Json.object(Json.parse(Files.readString(outcome.directory().resolve("results.json"))));
+        List<Map<String, Object>> runs = Json.array(results.get("runs")).stream().map(Json::object).toList();
+        assertThat(runs).as(printed).hasSize(2);
+        assertThat(runs.stream().map(run -> (String) run.get("library")).collect(Collectors.toSet()))
+                .isEqualTo(Set.of("relock", "redisson"));
+        for (Map<String, Object> run : runs) {
+            assertThat(run.get("error")).as(printed).isNull();
+            Map<String, Object> metrics = Json.object(run.get("metrics"));
+            for (Metric metric : List.of(Metric.CYCLES_PER_S, Metric.CYCLE_P50_US, Metric.COMMANDS_PER_OP,
+                    Metric.ROUND_TRIPS_PER_OP, Metric.JVM_CPU_US_PER_OP)) {
+                assertThat(((Number) metrics.get(metric.key())).doubleValue()).as(run.get("library") + " " + metric)
+                        .isPositive();
+            }
+        }
+        assertThat(Json.array(results.get("goals"))).isNotEmpty();
+        assertThat(outcome.directory().resolve("chart.png")).isNotEmptyFile();
+        assertThat(outcome.directory().resolve("table.txt")).isNotEmptyFile();
+        assertThat(Files.readString(out.resolve("latest.md"))).contains("| S1 uncontended, 1 thread [S1/t1] | cycles/s |");
+        assertThat(printed).contains("Goals (issue 5)");
+    }
+}
