@@ -221,7 +221,8 @@ public final class RelockConfig {
 
         /**
          * How long one Redis command may take before it fails. Default
-         * {@link #DEFAULT_COMMAND_TIMEOUT}; must be positive.
+         * {@link #DEFAULT_COMMAND_TIMEOUT}; must be positive. Connecting (in
+         * {@link Relock#create}) may take the longer of this and 10 s.
          *
          * @param timeout the command timeout
          * @return this builder

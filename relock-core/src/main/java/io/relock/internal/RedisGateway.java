@@ -13,6 +13,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.relock.RelockConfig;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -23,6 +24,13 @@ import java.util.concurrent.TimeUnit;
  * server answers NOSCRIPT, e.g. after a restart.
  */
 public final class RedisGateway implements AutoCloseable {
+
+    /** Connecting (TCP and handshake) may take at least this long, whatever the command timeout. */
+    static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
 
     private final RedisClient client;
     private final StatefulRedisConnection<String, String> connection;
@@ -47,7 +55,10 @@ public final class RedisGateway implements AutoCloseable {
     public static RedisGateway connect(RelockConfig config, ClientResources resources, String clientId) {
         String uriText = config.serverUris().get(0);
         RedisURI uri = RedisUris.parse(uriText, "singleServer");
-        uri.setTimeout(config.commandTimeout());
+        // The handshake (HELLO, CLIENT SETNAME) of a cold JVM can take longer than a tight command
+        // timeout; commands keep the command timeout through TimeoutOptions below.
+        Duration connectTimeout = max(config.commandTimeout(), MIN_CONNECT_TIMEOUT);
+        uri.setTimeout(connectTimeout);
         uri.setClientName("relock:" + clientId);
         String target = RedisUris.redact(uriText);
 
@@ -55,7 +66,7 @@ public final class RedisGateway implements AutoCloseable {
         client.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
                 .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(config.commandTimeout()).build())
+                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
                 .build());
         StatefulRedisConnection<String, String> connection = null;
         try {
