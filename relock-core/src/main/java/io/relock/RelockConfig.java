@@ -2,6 +2,8 @@ package io.relock;
 
 import io.relock.internal.Args;
 import io.relock.internal.RedisUris;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -42,10 +44,16 @@ public final class RelockConfig {
     /** The smallest watchdog timeout accepted: below it renewals would flood Redis. */
     public static final Duration MIN_WATCHDOG_TIMEOUT = Duration.ofMillis(30);
 
-    /** How the client reaches Redis. More topologies join this list in later versions. */
+    /** How the client reaches Redis. */
     public enum Topology {
         /** One Redis server (standalone, or a fixed master without failover). */
-        SINGLE_SERVER
+        SINGLE_SERVER,
+        /** A master found through Redis Sentinel, followed across failovers. */
+        SENTINEL,
+        /** A Redis Cluster: each lock lives on the master that owns its hash slot. */
+        CLUSTER,
+        /** A fixed set of nodes, one master and its replicas; roles are read once at connect. */
+        MASTER_REPLICA
     }
 
     private final Topology topology;
@@ -56,10 +64,22 @@ public final class RelockConfig {
     private final Duration spinBackoffInitial;
     private final Duration spinBackoffMax;
     private final Duration threadWaitTime;
+    private final String masterName;
+    private final String username;
+    private final char[] password;
+    private final Path trustedCertificates;
+    private final int replicaSyncMinReplicas;
+    private final Duration replicaSyncTimeout;
 
     private RelockConfig(Builder builder) {
         this.topology = builder.topology;
         this.serverUris = List.copyOf(builder.serverUris);
+        this.masterName = builder.masterName;
+        this.username = builder.username;
+        this.password = builder.password == null ? null : builder.password.clone();
+        this.trustedCertificates = builder.trustedCertificates;
+        this.replicaSyncMinReplicas = builder.replicaSyncMinReplicas;
+        this.replicaSyncTimeout = orDefault(builder.replicaSyncTimeout, Duration.ZERO);
         this.watchdogTimeout = orDefault(builder.watchdogTimeout, DEFAULT_WATCHDOG_TIMEOUT);
         this.commandTimeout = orDefault(builder.commandTimeout, DEFAULT_COMMAND_TIMEOUT);
         this.keyPrefix = orDefault(builder.keyPrefix, DEFAULT_KEY_PREFIX);
@@ -91,12 +111,67 @@ public final class RelockConfig {
     }
 
     /**
-     * The server URIs as given ({@code redis://} or {@code rediss://}).
+     * The server URIs as given ({@code redis://} or {@code rediss://}): the one server, the
+     * sentinels, the cluster's seed nodes or the master/replica nodes, by {@link #topology()}.
      *
      * @return an unmodifiable list with at least one URI
      */
     public List<String> serverUris() {
         return serverUris;
+    }
+
+    /**
+     * The name under which the sentinels monitor the master.
+     *
+     * @return the master name for {@link Topology#SENTINEL}, else null
+     */
+    public String masterName() {
+        return masterName;
+    }
+
+    /**
+     * The ACL user for data nodes whose URI names none.
+     *
+     * @return the user name, or null for the URIs' own (or the {@code default} user)
+     */
+    public String username() {
+        return username;
+    }
+
+    /**
+     * The password for data nodes whose URI carries none.
+     *
+     * @return a copy of the password, or null when none was set
+     */
+    public char[] password() {
+        return password == null ? null : password.clone();
+    }
+
+    /**
+     * The PEM file of certificate authorities trusted for {@code rediss://} connections.
+     *
+     * @return the file, or null to use the JVM's default trust store
+     */
+    public Path trustedCertificates() {
+        return trustedCertificates;
+    }
+
+    /**
+     * How many replicas must acknowledge each acquire and renewal (Redis {@code WAIT}).
+     *
+     * @return the minimum number of replicas, 0 when replica sync is off
+     */
+    public int replicaSyncMinReplicas() {
+        return replicaSyncMinReplicas;
+    }
+
+    /**
+     * How long an acquire or renewal waits for the replicas' acknowledgements.
+     *
+     * @return the timeout, {@link Duration#ZERO} when replica sync is off
+     */
+    public Duration replicaSyncTimeout() {
+        return replicaSyncTimeout;
     }
 
     /**
@@ -162,6 +237,11 @@ public final class RelockConfig {
                 + ", servers=" + serverUris.stream().map(RedisUris::redact).toList()
                 + ", watchdogTimeout=" + watchdogTimeout
                 + ", commandTimeout=" + commandTimeout
+                + (masterName != null ? ", masterName=" + masterName : "")
+                + (username != null ? ", username=" + username : "")
+                + (password != null ? ", password=***" : "")
+                + (replicaSyncMinReplicas > 0
+                        ? ", replicaSync=" + replicaSyncMinReplicas + "/" + replicaSyncTimeout : "")
                 + ", keyPrefix='" + keyPrefix + "'}";
     }
 
@@ -179,8 +259,29 @@ public final class RelockConfig {
         private Duration spinBackoffInitial;
         private Duration spinBackoffMax;
         private Duration threadWaitTime;
+        private String masterName;
+        private String username;
+        private char[] password;
+        private boolean credentialsSet;
+        private Path trustedCertificates;
+        private int replicaSyncMinReplicas;
+        private Duration replicaSyncTimeout;
 
         private Builder() {}
+
+        private void setTopology(Topology chosen, String setting, String[] uris) {
+            Args.notNull(uris, "uris");
+            if (topology != null) {
+                throw new IllegalStateException("a server is already configured (" + topology
+                        + "); " + setting + " cannot be added to it");
+            }
+            Args.require(uris.length > 0, "%s: at least one URI is required", setting);
+            for (int i = 0; i < uris.length; i++) {
+                Args.notNull(uris[i], setting + " uri #" + i);
+            }
+            topology = chosen;
+            serverUris = List.of(uris);
+        }
 
         /**
          * Use one Redis server. The URI may carry a user and password
@@ -194,12 +295,122 @@ public final class RelockConfig {
          */
         public Builder singleServer(String uri) {
             Args.notNull(uri, "uri");
-            if (topology != null) {
-                throw new IllegalStateException("a server is already configured (" + topology
-                        + "); singleServer can only be set once");
+            setTopology(Topology.SINGLE_SERVER, "singleServer", new String[] {uri});
+            return this;
+        }
+
+        /**
+         * Use the master that Redis Sentinel monitors as {@code masterName}, and follow it
+         * across failovers. The URIs are the sentinels' ({@code redis://[user:pw@]host:26379});
+         * credentials in them are the sentinels' own. The master and replicas use
+         * {@link #credentials}; they use TLS when the sentinel URIs are {@code rediss://}.
+         *
+         * @param masterName the monitored master's name
+         * @param sentinelUris one or more sentinels
+         * @return this builder
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if no sentinel or an empty master name is given
+         * @throws IllegalStateException if a server was already set
+         */
+        public Builder sentinel(String masterName, String... sentinelUris) {
+            Args.notNull(masterName, "masterName");
+            Args.require(!masterName.isBlank(), "masterName must not be blank");
+            setTopology(Topology.SENTINEL, "sentinel", sentinelUris);
+            this.masterName = masterName;
+            return this;
+        }
+
+        /**
+         * Use a Redis Cluster. The URIs are seed nodes (any reachable one is enough); the rest of
+         * the cluster is discovered and followed across failovers and resharding. Credentials
+         * and TLS come from the URIs, or {@link #credentials} for all nodes.
+         *
+         * @param seedUris one or more nodes of the cluster
+         * @return this builder
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if no URI is given
+         * @throws IllegalStateException if a server was already set
+         */
+        public Builder cluster(String... seedUris) {
+            setTopology(Topology.CLUSTER, "cluster", seedUris);
+            return this;
+        }
+
+        /**
+         * Use a fixed master and its replicas, without Sentinel. Every lock command goes to the
+         * master; which node that is, is read from the nodes once, at {@link Relock#create}. A
+         * replica promoted later by hand is not followed: create a new client.
+         *
+         * @param uris every node, master and replicas, in any order
+         * @return this builder
+         * @throws NullPointerException if an argument is null
+         * @throws IllegalArgumentException if no URI is given
+         * @throws IllegalStateException if a server was already set
+         */
+        public Builder masterReplica(String... uris) {
+            setTopology(Topology.MASTER_REPLICA, "masterReplica", uris);
+            return this;
+        }
+
+        /**
+         * The ACL user and password of the Redis data nodes, for URIs that carry none (a
+         * sentinel's master and replicas always use these). Never logged.
+         *
+         * @param username the ACL user, or null for the {@code default} user
+         * @param password the password
+         * @return this builder
+         * @throws NullPointerException if {@code password} is null
+         * @throws IllegalStateException if already set
+         */
+        public Builder credentials(String username, char[] password) {
+            Args.notNull(password, "password");
+            if (credentialsSet) {
+                throw new IllegalStateException("credentials can only be set once");
             }
-            topology = Topology.SINGLE_SERVER;
-            serverUris = List.of(uri);
+            credentialsSet = true;
+            this.username = username;
+            this.password = password.clone();
+            return this;
+        }
+
+        /**
+         * Trust the certificate authorities in this PEM file for {@code rediss://}
+         * connections, instead of the JVM's default trust store (e.g. for a private CA).
+         *
+         * @param pemFile the CA certificates
+         * @return this builder
+         * @throws NullPointerException if {@code pemFile} is null
+         * @throws IllegalArgumentException at {@link #build} if the file is not readable
+         * @throws IllegalStateException if already set
+         */
+        public Builder trustedCertificates(Path pemFile) {
+            Args.notNull(pemFile, "trustedCertificates");
+            Args.setOnce(trustedCertificates, "trustedCertificates");
+            trustedCertificates = pemFile;
+            return this;
+        }
+
+        /**
+         * Make every acquire and watchdog renewal wait (Redis {@code WAIT}) until at least
+         * {@code minReplicas} replicas of the lock's master acknowledged it, at most
+         * {@code timeout}. An acquire with fewer acknowledgements is undone and fails with a
+         * {@link RelockException} saying how many replicas answered; a renewal with fewer
+         * counts as a failed renewal (the hold is reported lost if none succeeds before its
+         * lease ends). Off by default. This narrows the window in which a failover loses a
+         * lock; it does not close it (see the README's Guarantees).
+         *
+         * @param minReplicas at least 1
+         * @param timeout at least 1 ms
+         * @return this builder
+         * @throws NullPointerException if {@code timeout} is null
+         * @throws IllegalArgumentException at {@link #build} if a value is out of range
+         * @throws IllegalStateException if already set
+         */
+        public Builder replicaSync(int minReplicas, Duration timeout) {
+            Args.notNull(timeout, "replicaSync timeout");
+            Args.setOnce(replicaSyncTimeout, "replicaSync");
+            replicaSyncMinReplicas = minReplicas;
+            replicaSyncTimeout = timeout;
             return this;
         }
 
@@ -298,10 +509,27 @@ public final class RelockConfig {
          */
         public RelockConfig build() {
             if (topology == null) {
-                throw new IllegalStateException("no server configured: call singleServer(uri)");
+                throw new IllegalStateException(
+                        "no server configured: call singleServer, sentinel, cluster or masterReplica");
             }
+            String setting = switch (topology) {
+                case SINGLE_SERVER -> "singleServer";
+                case SENTINEL -> "sentinel";
+                case CLUSTER -> "cluster";
+                case MASTER_REPLICA -> "masterReplica";
+            };
             for (String uri : serverUris) {
-                RedisUris.parse(uri, "singleServer");
+                RedisUris.parse(uri, setting);
+            }
+            if (trustedCertificates != null) {
+                Args.require(Files.isReadable(trustedCertificates),
+                        "trustedCertificates: cannot read %s", trustedCertificates);
+            }
+            if (replicaSyncTimeout != null) {
+                Args.require(replicaSyncMinReplicas >= 1,
+                        "replicaSync minReplicas must be at least 1: %s", replicaSyncMinReplicas);
+                Args.require(replicaSyncTimeout.toMillis() >= 1,
+                        "replicaSync timeout must be at least 1 ms: %s", replicaSyncTimeout);
             }
             RelockConfig config = new RelockConfig(this);
             Args.require(config.watchdogTimeout.compareTo(MIN_WATCHDOG_TIMEOUT) >= 0,

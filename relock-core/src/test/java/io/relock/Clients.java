@@ -16,11 +16,15 @@ final class Clients implements AutoCloseable {
     static final Duration SHORT_WATCHDOG = Duration.ofMillis(1500);
     static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(1);
 
-    private final RedisServer server;
+    private final Backend backend;
     private final List<Relock> open = new ArrayList<>();
 
     Clients(RedisServer server) {
-        this.server = server;
+        this(Backend.single(server));
+    }
+
+    Clients(Backend backend) {
+        this.backend = backend;
     }
 
     Relock create() {
@@ -28,8 +32,7 @@ final class Clients implements AutoCloseable {
     }
 
     Relock create(Duration watchdog) {
-        Relock relock = Relock.create(RelockConfig.builder()
-                .singleServer(server.uri())
+        Relock relock = Relock.create(backend.config().get()
                 .watchdogTimeout(watchdog)
                 .commandTimeout(COMMAND_TIMEOUT)
                 .build());

@@ -78,4 +78,48 @@ class RelockConfigTest {
         RelockConfig config = RelockConfig.builder().singleServer("rediss://localhost:6380/2").build();
         assertThat(config.serverUris()).containsExactly("rediss://localhost:6380/2");
     }
+
+    @Test
+    void topologiesKeepTheirUrisAndMasterName() {
+        RelockConfig sentinel = RelockConfig.builder().sentinel("mymaster", "redis://s1:26379", "redis://s2:26379")
+                .build();
+        assertThat(sentinel.topology()).isEqualTo(RelockConfig.Topology.SENTINEL);
+        assertThat(sentinel.masterName()).isEqualTo("mymaster");
+        assertThat(sentinel.serverUris()).containsExactly("redis://s1:26379", "redis://s2:26379");
+        assertThat(RelockConfig.builder().cluster("redis://a:7000").build().topology())
+                .isEqualTo(RelockConfig.Topology.CLUSTER);
+        assertThat(RelockConfig.builder().masterReplica("redis://a", "redis://b").build().serverUris()).hasSize(2);
+    }
+
+    @Test
+    void badTopologySettingsAreRejectedNamingTheSetting() {
+        assertThatThrownBy(() -> RelockConfig.builder().cluster()).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cluster");
+        assertThatThrownBy(() -> RelockConfig.builder().sentinel(" ", "redis://s:26379"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("masterName");
+        assertThatThrownBy(() -> RelockConfig.builder().sentinel("m", "redis://s:26379", null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("sentinel");
+        assertThatThrownBy(() -> RelockConfig.builder().masterReplica("redis://a", "nonsense").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("masterReplica");
+        assertThatThrownBy(() -> RelockConfig.builder().cluster("redis://a").singleServer("redis://b"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("CLUSTER");
+        assertThatThrownBy(() -> RelockConfig.builder().singleServer("redis://a")
+                .replicaSync(0, Duration.ofMillis(100)).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("replicaSync");
+        assertThatThrownBy(() -> RelockConfig.builder().singleServer("redis://a")
+                .replicaSync(1, Duration.ZERO).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("replicaSync");
+        assertThatThrownBy(() -> RelockConfig.builder().singleServer("redis://a")
+                .trustedCertificates(java.nio.file.Path.of("/no/such/ca.pem")).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("trustedCertificates");
+    }
+
+    @Test
+    void credentialsAreNeverShown() {
+        RelockConfig config = RelockConfig.builder().sentinel("m", "redis://:sentinel-pw@s:26379")
+                .credentials("app", "data-pw".toCharArray()).replicaSync(1, Duration.ofMillis(200)).build();
+        assertThat(config.toString()).contains("username=app", "replicaSync=1")
+                .doesNotContain("data-pw").doesNotContain("sentinel-pw");
+        assertThat(config.password()).containsExactly("data-pw".toCharArray());
+    }
 }

@@ -54,7 +54,8 @@ public final class ClientRuntime implements AutoCloseable {
         this.resources = resources;
         this.gateway = gateway;
         this.nanoTime = nanoTime;
-        this.channels = new UnlockChannels(gateway.pubSub(), timer);
+        this.channels = new UnlockChannels(gateway.pubSub(), timer, gateway.sharded());
+        gateway.onTopologyChange(channels::topologyChanged);
         this.watchdog = new Watchdog(gateway, timer, nanoTime, config.watchdogTimeout().toMillis(), this::lost);
     }
 
@@ -190,8 +191,8 @@ public final class ClientRuntime implements AutoCloseable {
         CompletableFuture<List<Object>> snapshot =
                 gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI, new String[] {key});
         // Waiters of every lock type that can live under this key: plain locks and read-write locks.
-        RedisFuture<Map<String, Long>> subscribers = gateway.commands().pubsubNumsub(LockBase.channelName(key),
-                LockBase.RW_CHANNEL_PREFIX + ":{" + key + "}");
+        CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockBase.channelName(key),
+                LockBase.rwChannelName(key));
         String operation = "read lock info of '" + name + "'";
         List<Object> reply = Futures.await(snapshot, operation);
         List<?> fields = (List<?>) reply.get(0);
@@ -200,7 +201,7 @@ public final class ClientRuntime implements AutoCloseable {
             counts.put(String.valueOf(fields.get(i)), parse(String.valueOf(fields.get(i + 1))));
         }
         long remaining = ((Number) reply.get(1)).longValue();
-        long waiters = Futures.await(subscribers.toCompletableFuture(), operation).values().stream()
+        long waiters = Futures.await(subscribers, operation).values().stream()
                 .mapToLong(Long::longValue).sum();
         return new LockInfo(name, counts, remaining, waiters);
     }

@@ -1,6 +1,7 @@
 package io.relock.internal;
 
 import io.relock.DistributedLock;
+import io.relock.RelockReplicaSyncException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -36,7 +37,7 @@ public abstract class LockBase implements DistributedLock {
         this.runtime = runtime;
         this.name = Args.lockName(name);
         this.key = runtime.key(name);
-        this.channel = channelPrefix + ":{" + key + "}";
+        this.channel = channelPrefix + ":" + hashTagged(key);
     }
 
     /** Prefix of the unlock channel of reentrant, fenced, simple and spin locks (Redisson's name). */
@@ -46,7 +47,21 @@ public abstract class LockBase implements DistributedLock {
 
     /** The unlock channel of a lock key, as Redisson names it. */
     static String channelName(String key) {
-        return LOCK_CHANNEL_PREFIX + ":{" + key + "}";
+        return LOCK_CHANNEL_PREFIX + ":" + hashTagged(key);
+    }
+
+    /** The unlock channel of a read-write lock key, as Redisson names it. */
+    static String rwChannelName(String key) {
+        return RW_CHANNEL_PREFIX + ":" + hashTagged(key);
+    }
+
+    /**
+     * The key with a hash tag, so that everything named after it shares its Cluster slot: the
+     * key itself if it contains a brace (it brings its own tag), else {@code {<key>}}. This is
+     * Redisson's rule, so both name their channels and auxiliary keys alike.
+     */
+    static String hashTagged(String key) {
+        return key.contains("{") ? key : "{" + key + "}";
     }
 
     // ---- what a lock type supplies --------------------------------------------------------
@@ -137,9 +152,9 @@ public abstract class LockBase implements DistributedLock {
         return hashTagged() + ":" + suffix;
     }
 
-    /** The key with a hash tag: itself if it contains a brace, else {@code {<key>}} (Redisson's rule). */
+    /** This lock's key with a hash tag (see {@link #hashTagged(String)}). */
     protected final String hashTagged() {
-        return key.contains("{") ? key : "{" + key + "}";
+        return hashTagged(key);
     }
 
     /** Deletes the key whoever holds it and wakes waiters; true if there was a lock. */
@@ -366,7 +381,7 @@ public abstract class LockBase implements DistributedLock {
         });
     }
 
-    private void rollback(long owner, int countBefore, Throwable reason) {
+    private CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
         String field = fieldOf(owner);
         CompletableFuture<Long> undo;
         try {
@@ -374,7 +389,7 @@ public abstract class LockBase implements DistributedLock {
         } catch (RuntimeException e) {
             undo = CompletableFuture.failedFuture(e);
         }
-        undo.whenComplete((undone, error) -> {
+        return undo.whenComplete((undone, error) -> {
             if (error != null) {
                 // The lease still bounds it: without a recorded hold the watchdog never renews it.
                 LOG.warn("could not undo an uncertain acquire of lock '{}' by {} ({}); it expires with its lease",
@@ -464,6 +479,8 @@ public abstract class LockBase implements DistributedLock {
                 if (cancelled) {
                     rollback(owner, before, null);
                     finish(Attempt.NOT_ACQUIRED, null);
+                } else if (runtime.gateway().replicaSync()) {
+                    awaitReplicas(before, attempt);
                 } else {
                     runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis);
                     finish(attempt, null);
@@ -493,6 +510,32 @@ public abstract class LockBase implements DistributedLock {
             if (cancelled) {
                 waiter.fire();
             }
+        }
+
+        /**
+         * Keeps the acquire only once enough replicas have it: a failover to a replica without
+         * it would hand the lock to someone else while this owner believes it holds it.
+         */
+        private void awaitReplicas(int before, Attempt attempt) {
+            RedisGateway gateway = runtime.gateway();
+            gateway.waitForReplicas(key).whenComplete((acks, error) -> {
+                int required = gateway.replicaSyncMinReplicas();
+                RuntimeException failure;
+                if (error != null) {
+                    failure = Exceptions.translate(describe("wait for replicas of"), error);
+                } else if (acks >= required) {
+                    runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis);
+                    finish(attempt, null);
+                    return;
+                } else {
+                    failure = new RelockReplicaSyncException("acquired lock '" + name + "' on the master but only "
+                            + acks + " of the required " + required + " replicas acknowledged within "
+                            + gateway.replicaSyncTimeoutMillis() + " ms; the acquire was released", acks.intValue(),
+                            required);
+                }
+                // Undone before the caller hears of it, so nothing stays held that it does not know of.
+                rollback(owner, before, failure).whenComplete((ignored, rollbackError) -> finish(null, failure));
+            });
         }
 
         /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */

@@ -1,118 +1,431 @@
 package io.relock.internal;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.masterreplica.MasterReplica;
+import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.relock.RelockConfig;
+import io.relock.RelockException;
+import java.nio.CharBuffer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
 
 /**
- * The client's two connections to Redis: one for commands, one for pub/sub. Lettuce does the
- * reconnecting; commands issued while disconnected wait for the reconnect up to the command
- * timeout. Scripts run with EVALSHA and fall back to EVAL (which caches them again) when the
- * server answers NOSCRIPT, e.g. after a restart.
+ * The client's connections to Redis, whatever the topology: one for commands and one for
+ * pub/sub (in a cluster, Lettuce keeps one of each per node behind them). Lettuce does the
+ * topology work: finding the master through Sentinel, routing by slot and following redirects
+ * in a cluster, reconnecting. Commands issued while disconnected wait for the reconnect up to
+ * the command timeout. Scripts run with EVALSHA and fall back to EVAL (which caches them
+ * again) when a server answers NOSCRIPT, e.g. after a restart, a failover or on a new node.
+ *
+ * <p>In a cluster of Redis 7 or newer, unlock notifications use sharded pub/sub: the release
+ * scripts SPUBLISH and waiters SSUBSCRIBE on the node that owns the lock's slot, so a message
+ * does not travel the whole cluster bus.
  */
 public final class RedisGateway implements AutoCloseable {
 
     /** Connecting (TCP and handshake) may take at least this long, whatever the command timeout. */
     static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
-    private static Duration max(Duration a, Duration b) {
-        return a.compareTo(b) >= 0 ? a : b;
-    }
+    /** How often a cluster client re-reads the slot map even when nothing prompted it. */
+    static final Duration CLUSTER_REFRESH_PERIOD = Duration.ofSeconds(5);
 
-    private final RedisClient client;
-    private final StatefulRedisConnection<String, String> connection;
+    private static final Logger LOG = LoggerFactory.getLogger(RedisGateway.class);
+
+    private final AbstractRedisClient client;
+    private final StatefulConnection<String, String> connection;
+    private final RedisClusterAsyncCommands<String, String> commands;
+    private final StatefulRedisClusterConnection<String, String> cluster;
     private final StatefulRedisPubSubConnection<String, String> pubSub;
-    private final RedisAsyncCommands<String, String> commands;
+    private final boolean sharded;
+    private final int syncReplicas;
+    private final long syncTimeoutMillis;
     private final String target;
+    private volatile Disposable topologyEvents;
 
-    private RedisGateway(RedisClient client, StatefulRedisConnection<String, String> connection,
-            StatefulRedisPubSubConnection<String, String> pubSub, String target) {
-        this.client = client;
-        this.connection = connection;
-        this.pubSub = pubSub;
-        this.commands = connection.async();
+    private RedisGateway(Connected connected, RelockConfig config, String target) {
+        this.client = connected.client;
+        this.connection = connected.connection;
+        this.commands = connected.commands;
+        this.cluster = connected.cluster;
+        this.pubSub = connected.pubSub;
+        this.sharded = connected.sharded;
+        this.syncReplicas = config.replicaSyncMinReplicas();
+        this.syncTimeoutMillis = config.replicaSyncTimeout().toMillis();
         this.target = target;
     }
 
-    /**
-     * Connects both connections and loads every script.
-     *
-     * @throws io.relock.RelockConnectionException if Redis is unreachable or refuses the credentials
-     */
-    public static RedisGateway connect(RelockConfig config, ClientResources resources, String clientId) {
-        String uriText = config.serverUris().get(0);
-        RedisURI uri = RedisUris.parse(uriText, "singleServer");
-        // The handshake (HELLO, CLIENT SETNAME) of a cold JVM can take longer than a tight command
-        // timeout; commands keep the command timeout through TimeoutOptions below.
-        Duration connectTimeout = max(config.commandTimeout(), MIN_CONNECT_TIMEOUT);
-        uri.setTimeout(connectTimeout);
-        uri.setClientName("relock:" + clientId);
-        String target = RedisUris.redact(uriText);
+    /** What one topology's connect produced; closed as a whole when a later step fails. */
+    private static final class Connected {
+        AbstractRedisClient client;
+        StatefulConnection<String, String> connection;
+        RedisClusterAsyncCommands<String, String> commands;
+        StatefulRedisClusterConnection<String, String> cluster;
+        StatefulRedisPubSubConnection<String, String> pubSub;
+        boolean sharded;
 
-        RedisClient client = RedisClient.create(resources, uri);
-        client.setOptions(ClientOptions.builder()
-                .autoReconnect(true)
-                .timeoutOptions(TimeoutOptions.enabled(config.commandTimeout()))
-                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
-                .build());
-        StatefulRedisConnection<String, String> connection = null;
-        try {
-            connection = client.connect(StringCodec.UTF8);
-            StatefulRedisPubSubConnection<String, String> pubSub = client.connectPubSub(StringCodec.UTF8);
-            RedisGateway gateway = new RedisGateway(client, connection, pubSub, target);
-            gateway.loadScripts();
-            return gateway;
-        } catch (RuntimeException e) {
+        void close() {
+            if (pubSub != null) {
+                pubSub.close();
+            }
             if (connection != null) {
                 connection.close();
             }
-            client.shutdown(0, 0, TimeUnit.MILLISECONDS);
+            if (client != null) {
+                client.shutdown(0, 0, TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    /**
+     * Connects, loads every script and, with replica sync on, checks that the server accepts
+     * {@code WAIT}.
+     *
+     * @throws io.relock.RelockConnectionException if Redis is unreachable, refuses the
+     *     credentials, or cannot do what the configuration asks
+     */
+    public static RedisGateway connect(RelockConfig config, ClientResources resources, String clientId) {
+        String target = config.topology() + " " + config.serverUris().stream().map(RedisUris::redact).toList();
+        Connected connected = new Connected();
+        try {
+            switch (config.topology()) {
+                case SINGLE_SERVER -> connectSingle(config, resources, clientId, connected);
+                case SENTINEL -> connectSentinel(config, resources, clientId, connected);
+                case MASTER_REPLICA -> connectMasterReplica(config, resources, clientId, connected);
+                case CLUSTER -> connectCluster(config, resources, clientId, connected);
+            }
+            RedisGateway gateway = new RedisGateway(connected, config, target);
+            gateway.loadScripts(config);
+            if (gateway.syncReplicas > 0) {
+                gateway.checkWait(config);
+            }
+            return gateway;
+        } catch (RuntimeException e) {
+            connected.close();
             throw Exceptions.cannotConnect(target, e);
         }
     }
 
-    private void loadScripts() {
-        for (Script script : Script.values()) {
-            String sha = connection.sync().scriptLoad(script.source());
-            if (!script.sha().equals(sha)) {
-                throw new IllegalStateException("Redis computed SHA " + sha + " for " + script + ", expected "
-                        + script.sha());
+    private static Duration connectTimeout(RelockConfig config) {
+        // The handshake (HELLO, CLIENT SETNAME) of a cold JVM can take longer than a tight command
+        // timeout; commands keep the command timeout through the timeout options.
+        Duration timeout = config.commandTimeout();
+        return timeout.compareTo(MIN_CONNECT_TIMEOUT) >= 0 ? timeout : MIN_CONNECT_TIMEOUT;
+    }
+
+    private static TimeoutOptions timeouts(RelockConfig config) {
+        long commandNanos = config.commandTimeout().toNanos();
+        // WAIT blocks on the server for up to the replica-sync timeout by design.
+        long waitNanos = commandNanos + config.replicaSyncTimeout().toNanos();
+        return TimeoutOptions.builder().timeoutSource(new TimeoutOptions.TimeoutSource() {
+            @Override
+            public long getTimeout(RedisCommand<?, ?, ?> command) {
+                return command.getType() == CommandType.WAIT ? waitNanos : commandNanos;
             }
+
+            @Override
+            public TimeUnit getTimeUnit() {
+                return TimeUnit.NANOSECONDS;
+            }
+        }).build();
+    }
+
+    private static <B extends ClientOptions.Builder> B options(B builder, RelockConfig config) {
+        builder.autoReconnect(true)
+                .timeoutOptions(timeouts(config))
+                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout(config)).build());
+        if (config.trustedCertificates() != null) {
+            builder.sslOptions(SslOptions.builder().jdkSslProvider()
+                    .trustManager(config.trustedCertificates().toFile()).build());
+        }
+        return builder;
+    }
+
+    /** Parses a data node's URI, with the configured credentials when it carries none. */
+    private static RedisURI dataNode(String text, String setting, RelockConfig config, String clientId) {
+        RedisURI uri = RedisUris.parse(text, setting);
+        char[] password = config.password();
+        if (password != null && !RedisUris.hasCredentials(text)) {
+            uri.setAuthentication(config.username(), CharBuffer.wrap(password));
+        }
+        uri.setTimeout(connectTimeout(config));
+        uri.setClientName("relock:" + clientId);
+        return uri;
+    }
+
+    private static void connectSingle(RelockConfig config, ClientResources resources, String clientId,
+            Connected out) {
+        RedisURI uri = dataNode(config.serverUris().get(0), "singleServer", config, clientId);
+        RedisClient client = RedisClient.create(resources, uri);
+        client.setOptions(options(ClientOptions.builder(), config).build());
+        out.client = client;
+        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+        out.connection = connection;
+        out.commands = connection.async();
+        out.pubSub = client.connectPubSub(StringCodec.UTF8);
+    }
+
+    private static void connectSentinel(RelockConfig config, ClientResources resources, String clientId,
+            Connected out) {
+        RedisURI.Builder builder = RedisURI.builder().withSentinelMasterId(config.masterName());
+        boolean tls = true;
+        for (String text : config.serverUris()) {
+            RedisURI sentinel = RedisUris.parse(text, "sentinel");
+            sentinel.setTimeout(connectTimeout(config));
+            tls &= sentinel.isSsl();
+            builder.withSentinel(sentinel);
+        }
+        RedisURI uri = builder.withSsl(tls).withTimeout(connectTimeout(config))
+                .withClientName("relock:" + clientId).build();
+        if (config.password() != null) {
+            uri.setAuthentication(config.username(), CharBuffer.wrap(config.password()));
+        }
+        RedisClient client = RedisClient.create(resources, uri);
+        client.setOptions(options(ClientOptions.builder(), config).build());
+        out.client = client;
+        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+        out.connection = connection;
+        out.commands = connection.async();
+        out.pubSub = client.connectPubSub(StringCodec.UTF8);
+    }
+
+    private static void connectMasterReplica(RelockConfig config, ClientResources resources, String clientId,
+            Connected out) {
+        List<RedisURI> nodes = new ArrayList<>();
+        for (String text : config.serverUris()) {
+            nodes.add(dataNode(text, "masterReplica", config, clientId));
+        }
+        RedisClient client = RedisClient.create(resources);
+        client.setOptions(options(ClientOptions.builder(), config).build());
+        out.client = client;
+        // Reads go to the master too (Lettuce's default): a lock must never be read from a
+        // replica that has not caught up.
+        StatefulRedisConnection<String, String> connection = MasterReplica.connect(client, StringCodec.UTF8, nodes);
+        out.connection = connection;
+        out.commands = connection.async();
+        out.pubSub = connectPubSubToMaster(client, nodes);
+    }
+
+    /** Finds the node that calls itself master; Lettuce's master/replica API has no pub/sub. */
+    private static StatefulRedisPubSubConnection<String, String> connectPubSubToMaster(RedisClient client,
+            List<RedisURI> nodes) {
+        List<String> roles = new ArrayList<>();
+        for (RedisURI node : nodes) {
+            StatefulRedisPubSubConnection<String, String> candidate;
+            try {
+                candidate = client.connectPubSub(StringCodec.UTF8, node);
+            } catch (RuntimeException e) {
+                roles.add(node.getHost() + ":" + node.getPort() + " unreachable");
+                continue;
+            }
+            String role = String.valueOf(candidate.sync().role().get(0));
+            if ("master".equals(role)) {
+                return candidate;
+            }
+            roles.add(node.getHost() + ":" + node.getPort() + " " + role);
+            candidate.close();
+        }
+        throw new IllegalStateException("no master among the masterReplica nodes: " + roles);
+    }
+
+    private static void connectCluster(RelockConfig config, ClientResources resources, String clientId,
+            Connected out) {
+        List<RedisURI> seeds = new ArrayList<>();
+        for (String text : config.serverUris()) {
+            seeds.add(dataNode(text, "cluster", config, clientId));
+        }
+        RedisClusterClient client = RedisClusterClient.create(resources, seeds);
+        client.setOptions(options(ClusterClientOptions.builder(), config)
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        // Lettuce 7 learns of a failover from the errors it causes (MOVED,
+                        // reconnects) by default; the periodic re-read covers a quiet client.
+                        .enablePeriodicRefresh(CLUSTER_REFRESH_PERIOD)
+                        .build())
+                .build());
+        out.client = client;
+        StatefulRedisClusterConnection<String, String> connection = client.connect(StringCodec.UTF8);
+        out.connection = connection;
+        out.cluster = connection;
+        out.commands = connection.async();
+        out.sharded = majorVersion(Futures.await(connection.async().info("server").toCompletableFuture(),
+                "read the server version")) >= 7;
+        out.pubSub = client.connectPubSub(StringCodec.UTF8);
+    }
+
+    static int majorVersion(String info) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith("redis_version:")) {
+                String version = line.substring("redis_version:".length()).trim();
+                int dot = version.indexOf('.');
+                try {
+                    return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
+                } catch (NumberFormatException e) {
+                    return 0;
+                }
+            }
+        }
+        return 0;
+    }
+
+    private void loadScripts(RelockConfig config) {
+        for (Script script : Script.values()) {
+            String sha;
+            try {
+                sha = Futures.await(commands.scriptLoad(script.source(sharded)).toCompletableFuture(),
+                        "load script " + script);
+            } catch (RelockException e) {
+                // In a cluster Lettuce sends SCRIPT LOAD to every node, and one may be down while
+                // its replica serves: loading is only a head start there (EVALSHA falls back to
+                // EVAL), so only a script the server rejects stops the client.
+                if (cluster == null || e.getCause() instanceof RedisCommandExecutionException) {
+                    throw e;
+                }
+                LOG.debug("could not preload scripts on every cluster node: {}", e.getMessage());
+                return;
+            }
+            if (!script.sha(sharded).equals(sha)) {
+                throw new IllegalStateException("Redis computed SHA " + sha + " for " + script + ", expected "
+                        + script.sha(sharded));
+            }
+        }
+    }
+
+    private void checkWait(RelockConfig config) {
+        try {
+            Futures.await(commands.waitForReplication(0, 1).toCompletableFuture(), "WAIT");
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("replicaSync is on but the server refuses WAIT (a managed Redis may "
+                    + "not offer it); turn replicaSync off or use a server that has it: "
+                    + Exceptions.unwrap(e).getMessage(), e);
         }
     }
 
     /** Runs a script; a null reply completes with null. */
     public <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, String[] keys, String... args) {
-        CompletableFuture<T> bySha = commands.<T>evalsha(script.sha(), type, keys, args).toCompletableFuture();
+        String sha = script.sha(sharded);
+        CompletableFuture<T> bySha = commands.<T>evalsha(sha, type, keys, args).toCompletableFuture();
         return bySha.exceptionallyCompose(error -> {
             if (Exceptions.unwrap(error) instanceof RedisNoScriptException) {
-                return commands.<T>eval(script.source(), type, keys, args).toCompletableFuture();
+                return commands.<T>eval(script.source(sharded), type, keys, args).toCompletableFuture();
             }
             return CompletableFuture.failedFuture(Exceptions.unwrap(error));
         });
     }
 
-    /** The command connection, for plain commands. */
-    public RedisAsyncCommands<String, String> commands() {
+    /** The command connection, for plain commands; in a cluster they are routed by key. */
+    public RedisClusterAsyncCommands<String, String> commands() {
         return commands;
     }
 
     /** The pub/sub connection. */
     public StatefulRedisPubSubConnection<String, String> pubSub() {
         return pubSub;
+    }
+
+    /** Whether unlock notifications use sharded pub/sub (SSUBSCRIBE/SPUBLISH). */
+    public boolean sharded() {
+        return sharded;
+    }
+
+    /** Whether keys of different hash slots must go to different script calls. */
+    public boolean isCluster() {
+        return cluster != null;
+    }
+
+    /** The hash slot of a key (0 outside a cluster, where all keys may share a call). */
+    public int slotOf(String key) {
+        return cluster != null ? SlotHash.getSlot(key) : 0;
+    }
+
+    /** Whether acquires and renewals wait for replica acknowledgements. */
+    public boolean replicaSync() {
+        return syncReplicas > 0;
+    }
+
+    /** How many replicas must acknowledge, and for how long to wait. */
+    public int replicaSyncMinReplicas() {
+        return syncReplicas;
+    }
+
+    public long replicaSyncTimeoutMillis() {
+        return syncTimeoutMillis;
+    }
+
+    /**
+     * Sends {@code WAIT} on the connection that wrote {@code key}, completing with the number of
+     * replicas that acknowledged this connection's writes so far.
+     */
+    public CompletableFuture<Long> waitForReplicas(String key) {
+        if (cluster == null) {
+            return commands.waitForReplication(syncReplicas, syncTimeoutMillis).toCompletableFuture();
+        }
+        // WAIT counts the writes of one connection: it must go to the node connection the
+        // slot's writes went through, which Lettuce keys by the master's host and port.
+        RedisClusterNode master = cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));
+        if (master == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("no master owns the slot of " + key));
+        }
+        RedisURI uri = master.getUri();
+        return cluster.getConnectionAsync(uri.getHost(), uri.getPort())
+                .thenCompose(node -> node.async().waitForReplication(syncReplicas, syncTimeoutMillis));
+    }
+
+    /** How many clients are subscribed to each channel, as the server that carries it counts them. */
+    public CompletableFuture<Map<String, Long>> subscribers(String... channels) {
+        if (!sharded) {
+            return commands.pubsubNumsub(channels).toCompletableFuture();
+        }
+        // Sharded subscriptions live on the slot's master; the channels of one lock share a slot.
+        RedisClusterNode master = cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(channels[0]));
+        if (master == null) {
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException("no master owns the slot of " + channels[0]));
+        }
+        RedisURI uri = master.getUri();
+        return cluster.getConnectionAsync(uri.getHost(), uri.getPort())
+                .thenCompose(node -> node.async().pubsubShardNumsub(channels));
+    }
+
+    /**
+     * Runs {@code action} (on a Lettuce thread) whenever a cluster's slot map changed, e.g. after
+     * a failover; never outside a cluster. Stops at {@link #close()}.
+     */
+    public void onTopologyChange(Runnable action) {
+        if (cluster == null) {
+            return;
+        }
+        topologyEvents = client.getResources().eventBus().get()
+                .filter(ClusterTopologyChangedEvent.class::isInstance)
+                .subscribe(event -> action.run());
     }
 
     /** Where the client connects, without credentials. */
@@ -122,6 +435,10 @@ public final class RedisGateway implements AutoCloseable {
 
     @Override
     public void close() {
+        Disposable events = topologyEvents;
+        if (events != null) {
+            events.dispose();
+        }
         pubSub.close();
         connection.close();
         client.shutdown(0, 0, TimeUnit.MILLISECONDS);

@@ -21,6 +21,13 @@ public final class RedisUris {
         }
     }
 
+    /** Whether the URI text carries a user or password ({@code scheme://[user]:pw@host}). */
+    public static boolean hasCredentials(String uri) {
+        int scheme = uri.indexOf("://");
+        int at = uri.lastIndexOf('@');
+        return scheme >= 0 && at > scheme;
+    }
+
     public static String redact(String uri) {
         int scheme = uri.indexOf("://");
         int at = uri.lastIndexOf('@');

@@ -37,10 +37,15 @@ public enum Script {
 
     private final String source;
     private final String sha;
+    private final String shardedSource;
+    private final String shardedSha;
 
     Script(String name) {
         this.source = load(name);
         this.sha = sha1(source);
+        // Cluster on Redis 7+: the same script announcing releases with sharded pub/sub.
+        this.shardedSource = source.replace("redis.call('publish',", "redis.call('spublish',");
+        this.shardedSha = sha1(shardedSource);
     }
 
     public String source() {
@@ -49,6 +54,16 @@ public enum Script {
 
     public String sha() {
         return sha;
+    }
+
+    /** The source, with SPUBLISH instead of PUBLISH when {@code sharded}. */
+    public String source(boolean sharded) {
+        return sharded ? shardedSource : source;
+    }
+
+    /** The SHA-1 of {@link #source(boolean)}. */
+    public String sha(boolean sharded) {
+        return sharded ? shardedSha : sha;
     }
 
     private static String load(String name) {

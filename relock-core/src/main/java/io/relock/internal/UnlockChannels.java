@@ -35,14 +35,25 @@ public final class UnlockChannels {
 
     private final StatefulRedisPubSubConnection<String, String> connection;
     private final Timer timer;
+    private final boolean sharded;
     private final Map<String, Channel> channels = new HashMap<>();
 
-    public UnlockChannels(StatefulRedisPubSubConnection<String, String> connection, Timer timer) {
+    /**
+     * @param sharded whether to use sharded pub/sub (SSUBSCRIBE), as the release scripts of a
+     *     Redis 7+ cluster SPUBLISH
+     */
+    public UnlockChannels(StatefulRedisPubSubConnection<String, String> connection, Timer timer, boolean sharded) {
         this.connection = connection;
         this.timer = timer;
+        this.sharded = sharded;
         connection.addListener(new RedisPubSubAdapter<>() {
             @Override
             public void message(String channel, String message) {
+                onMessage(channel, message);
+            }
+
+            @Override
+            public void smessage(String channel, String message) {
                 onMessage(channel, message);
             }
         });
@@ -62,7 +73,8 @@ public final class UnlockChannels {
             if (channel == null) {
                 channel = new Channel(name);
                 channels.put(name, channel);
-                channel.ready = connection.async().subscribe(name).toCompletableFuture();
+                channel.ready = (sharded ? connection.async().ssubscribe(name) : connection.async().subscribe(name))
+                        .toCompletableFuture();
             }
             channel.references++;
         }
@@ -85,8 +97,28 @@ public final class UnlockChannels {
             channels.remove(channel.name);
             // Sent under the lock so that a SUBSCRIBE for a new waiter of the same name is
             // written after it on the one connection, not undone by it.
-            connection.async().unsubscribe(channel.name);
+            if (sharded) {
+                connection.async().sunsubscribe(channel.name);
+            } else {
+                connection.async().unsubscribe(channel.name);
+            }
         }
+    }
+
+    /**
+     * After a cluster's slot map changed: a shard channel's slot may now belong to another node,
+     * and a subscription on a failed node hears nothing, so every channel is subscribed again
+     * (routed to the slot's current owner) and every waiter retries at once.
+     */
+    public void topologyChanged() {
+        if (sharded) {
+            synchronized (channels) {
+                for (String name : channels.keySet()) {
+                    connection.async().ssubscribe(name);
+                }
+            }
+        }
+        wakeEveryone();
     }
 
     /** How many channels this client is subscribed to (for tests and the inspector). */

@@ -2,6 +2,7 @@ package io.relock.internal;
 
 import io.lettuce.core.ScriptOutputType;
 import io.netty.util.Timer;
+import io.relock.RelockException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -114,14 +115,19 @@ final class Watchdog {
                 forget(hold);
             }
         }
-        Map<Script, List<Hold>> byScript = new java.util.EnumMap<>(Script.class);
+        // One script call may only touch keys of one hash slot in a cluster; elsewhere every
+        // key shares slot 0 and a call carries up to BATCH_SIZE of them.
+        record Group(Script script, int slot) {}
+        Map<Group, List<Hold>> groups = new java.util.HashMap<>();
         for (Hold hold : due) {
-            byScript.computeIfAbsent(hold.lock.renewScript(), script -> new ArrayList<>()).add(hold);
+            Group group = new Group(hold.lock.renewScript(), gateway.slotOf(hold.lock.key()));
+            groups.computeIfAbsent(group, g -> new ArrayList<>()).add(hold);
         }
         List<CompletableFuture<?>> batches = new ArrayList<>();
-        byScript.forEach((script, holdsOfType) -> {
-            for (int from = 0; from < holdsOfType.size(); from += BATCH_SIZE) {
-                batches.add(renew(script, holdsOfType.subList(from, Math.min(holdsOfType.size(), from + BATCH_SIZE))));
+        groups.forEach((group, holdsOfGroup) -> {
+            for (int from = 0; from < holdsOfGroup.size(); from += BATCH_SIZE) {
+                batches.add(renew(group.script(),
+                        holdsOfGroup.subList(from, Math.min(holdsOfGroup.size(), from + BATCH_SIZE))));
             }
         });
         return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new));
@@ -142,21 +148,38 @@ final class Watchdog {
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
-        return reply.handle((renewed, error) -> {
-            if (error != null) {
-                renewalFailed(batch, error);
-            } else {
-                for (int i = 0; i < keys.length; i++) {
-                    Hold hold = batch.get(i);
-                    if (((Number) renewed.get(i)).longValue() == 1) {
-                        hold.renewedAtNanos = sentAt;
-                    } else if (hold.releasing.get() == 0 && get(hold.lock, hold.owner) == hold) {
+        return reply.thenCompose(renewed -> replicated(keys[0]).thenApply(acknowledged -> {
+            List<Hold> unreplicated = new ArrayList<>();
+            for (int i = 0; i < keys.length; i++) {
+                Hold hold = batch.get(i);
+                if (((Number) renewed.get(i)).longValue() != 1) {
+                    if (hold.releasing.get() == 0 && get(hold.lock, hold.owner) == hold) {
                         markLost(hold, null);
                     }
+                } else if (acknowledged) {
+                    hold.renewedAtNanos = sentAt;
+                } else {
+                    unreplicated.add(hold);
                 }
             }
+            if (!unreplicated.isEmpty()) {
+                renewalFailed(unreplicated, new RelockException("renewed on the master, but fewer than "
+                        + gateway.replicaSyncMinReplicas() + " replicas acknowledged within "
+                        + gateway.replicaSyncTimeoutMillis() + " ms"));
+            }
+            return (Void) null;
+        })).exceptionally(error -> {
+            renewalFailed(batch, error);
             return null;
         });
+    }
+
+    /** With replica sync on, whether enough replicas acknowledged the writes to {@code key}'s master. */
+    private CompletableFuture<Boolean> replicated(String key) {
+        if (!gateway.replicaSync()) {
+            return CompletableFuture.completedFuture(true);
+        }
+        return gateway.waitForReplicas(key).thenApply(acks -> acks >= gateway.replicaSyncMinReplicas());
     }
 
     private void renewalFailed(List<Hold> batch, Throwable error) {

@@ -1,0 +1,51 @@
+package io.relock;
+
+import io.relock.testkit.ClusterTopology;
+import io.relock.testkit.RedisServer;
+import io.relock.testkit.SentinelTopology;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Where a test's clients connect, and the servers that hold the locks (to read what is stored
+ * on them): one server, the master of a Sentinel topology, or the masters of a cluster.
+ */
+record Backend(String description, Supplier<RelockConfig.Builder> config, Supplier<List<RedisServer>> masters) {
+
+    static Backend single(RedisServer server) {
+        return new Backend("single server", () -> RelockConfig.builder().singleServer(server.uri()),
+                () -> List.of(server));
+    }
+
+    static Backend sentinel(SentinelTopology topology) {
+        List<String> sentinels = topology.sentinelUris();
+        return new Backend("sentinel",
+                () -> RelockConfig.builder().sentinel(topology.masterName(), sentinels.toArray(String[]::new)),
+                () -> List.of(topology.master()));
+    }
+
+    static Backend cluster(ClusterTopology topology) {
+        List<String> seeds = topology.uris();
+        return new Backend("cluster", () -> RelockConfig.builder().cluster(seeds.toArray(String[]::new)),
+                topology::masters);
+    }
+
+    /** Keys stored on all masters together. */
+    long dbSize() {
+        return masters.get().stream().mapToLong(server -> (Long) server.command("DBSIZE")).sum();
+    }
+
+    /** How often the masters ran a command, e.g. {@code evalsha}, since their start. */
+    long calls(String command) {
+        String prefix = "cmdstat_" + command + ":";
+        return masters.get().stream().mapToLong(server -> server.info("commandstats").lines()
+                .filter(line -> line.startsWith(prefix)).findFirst()
+                .map(line -> Long.parseLong(line.substring(line.indexOf("calls=") + 6, line.indexOf(','))))
+                .orElse(0L)).sum();
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+}

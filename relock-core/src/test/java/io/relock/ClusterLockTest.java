@@ -1,0 +1,166 @@
+package io.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relock.testkit.ClusterExtension;
+import io.relock.testkit.ClusterTopology;
+import io.relock.testkit.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Locks on a real Redis Cluster (three masters, a replica each): spread, contention, failover. */
+class ClusterLockTest {
+
+    @RegisterExtension
+    static final ClusterExtension cluster = ClusterExtension.perClass();
+
+    private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
+
+    /** From a master's death to the first new acquisition on its slots; measured, see the README. */
+    private static final Duration FAILOVER_BOUND = Duration.ofSeconds(20);
+
+    private ClusterTopology topology;
+    private Backend backend;
+    private Clients clients;
+
+    @BeforeEach
+    void connect(ClusterTopology topology) {
+        this.topology = topology;
+        this.backend = Backend.cluster(topology);
+        this.clients = new Clients(backend);
+    }
+
+    @AfterEach
+    void close() {
+        clients.close();
+    }
+
+    @Test
+    void aThousandLocksOverAllSlotsAreHeldRenewedSlotBySlotAndReleased() {
+        Relock relock = clients.create(Clients.SHORT_WATCHDOG);
+        List<DistributedLock> locks = new ArrayList<>();
+        Set<Integer> slots = new HashSet<>();
+        for (int i = 0; i < 1000; i++) {
+            String name = "spread:" + i;
+            slots.add(ClusterTopology.slot(name));
+            locks.add(relock.getLock(name));
+        }
+        assertThat(slots).as("distinct slots of 1000 names").hasSizeGreaterThan(950);
+        locks.forEach(DistributedLock::lock);
+        for (RedisServer master : topology.masters()) {
+            assertThat((Long) master.command("DBSIZE")).as("locks on " + master).isGreaterThan(200L);
+        }
+        // Two leases: only renewals, one script call per slot, keep the locks.
+        Eventually.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(2));
+        assertThat(locks).allSatisfy(lock -> assertThat(lock.isHeldByCurrentThread()).isTrue());
+        assertThat(backend.dbSize()).isEqualTo(1000L);
+        assertThat(locks).allSatisfy(lock -> assertThat(lock.remainTimeToLive()).isPositive());
+        locks.forEach(DistributedLock::unlock);
+        assertThat(backend.dbSize()).isZero();
+    }
+
+    @Test
+    void fourClientsContendingOnLocksOfEveryMasterNeverOverlap() throws Exception {
+        int names = 6;
+        int perThread = 40;
+        Map<String, AtomicBoolean> inside = new ConcurrentHashMap<>();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger entries = new AtomicInteger();
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            Relock client = clients.create();
+            for (int t = 0; t < 2; t++) {
+                int offset = c + t;
+                workers.add(Threads.run(() -> {
+                    for (int i = 0; i < perThread; i++) {
+                        String name = "contended:" + (i + offset) % names;
+                        DistributedLock lock = client.getLock(name);
+                        assertThat(lock.tryLock(30, TimeUnit.SECONDS)).isTrue();
+                        try {
+                            AtomicBoolean flag = inside.computeIfAbsent(name, n -> new AtomicBoolean());
+                            if (!flag.compareAndSet(false, true)) {
+                                overlaps.incrementAndGet();
+                            }
+                            entries.incrementAndGet();
+                            Thread.yield();
+                            flag.set(false);
+                        } finally {
+                            lock.unlock();
+                        }
+                    }
+                    return null;
+                }));
+            }
+        }
+        for (CompletableFuture<Void> worker : workers) {
+            worker.get(120, TimeUnit.SECONDS);
+        }
+        Set<RedisServer> mastersUsed = new HashSet<>();
+        for (int n = 0; n < names; n++) {
+            mastersUsed.add(topology.masterFor("contended:" + n));
+        }
+        assertThat(mastersUsed).as("the names spread over masters").hasSizeGreaterThan(1);
+        assertThat(overlaps.get()).isZero();
+        assertThat(entries.get()).isEqualTo(8 * perThread);
+        assertThat(backend.dbSize()).isZero();
+    }
+
+    @Test
+    void whenAMasterDiesItsReplicaTakesOverAndHoldersWaitersAndNewcomersCarryOn() throws Exception {
+        String name = "failing-over";
+        DistributedLock held = clients.create().getLock(name);
+        held.lock();
+        RedisServer master = topology.masterFor(name);
+        // The replica has the hold before the master dies (the loss case is the Guarantees' topic).
+        long written = replicationOffset(master, "master_repl_offset");
+        Eventually.await(PROMPTLY, "the replica has the lock", () -> topology.replicasOf(master).stream()
+                .allMatch(replica -> replicationOffset(replica, "slave_repl_offset") >= written));
+        Relock waiterClient = clients.create();
+        CompletableFuture<Boolean> waiter =
+                Threads.call(() -> waiterClient.getLock(name).tryLock(60, TimeUnit.SECONDS));
+        Eventually.await(PROMPTLY, "a waiter subscribed", () -> waiterClient.getLockInfo(name).waitingClients() > 0);
+
+        long killedAt = System.nanoTime();
+        master.kill();
+        RedisServer promoted = topology.failover(master);
+        assertThat(promoted).isNotEqualTo(master);
+        DistributedLock newcomer = clients.create().getLock("{" + name + "}:other");
+        Eventually.await(FAILOVER_BOUND, "a new acquisition on the promoted master", () -> {
+            try {
+                return newcomer.tryLock();
+            } catch (RelockException e) {
+                return false;
+            }
+        });
+        long resumedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+        System.out.printf("cluster failover: new acquisitions resumed %d ms after the master was killed%n",
+                resumedMillis);
+        newcomer.unlock();
+
+        assertThat(waiter).as("the waiter still waits: the hold survived").isNotDone();
+        held.unlock();
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter got it after unlock")
+                .isTrue();
+        assertThat(waiterClient.getLockInfo(name).holders().keySet())
+                .singleElement().asString().startsWith(waiterClient.clientId());
+    }
+
+    private static long replicationOffset(RedisServer server, String field) {
+        return server.info("replication").lines().filter(line -> line.startsWith(field + ":")).findFirst()
+                .map(line -> Long.parseLong(line.substring(field.length() + 1).trim()))
+                .orElseThrow(() -> new AssertionError("no " + field + " in INFO of " + server));
+    }
+}

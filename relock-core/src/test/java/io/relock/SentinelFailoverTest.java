@@ -1,0 +1,119 @@
+package io.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relock.testkit.RedisServer;
+import io.relock.testkit.SentinelExtension;
+import io.relock.testkit.SentinelTopology;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Failover through Sentinel (one master, two replicas, three sentinels), and replica sync:
+ * clients follow the new master; a holder whose lock did not survive is told; an acquire that
+ * no replica acknowledged is undone and reported.
+ */
+class SentinelFailoverTest {
+
+    @RegisterExtension
+    static final SentinelExtension sentinel = SentinelExtension.perClass();
+
+    private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
+
+    /** From the master's death to the first acquisition on the new one; measured, see the README. */
+    private static final Duration FAILOVER_BOUND = Duration.ofSeconds(30);
+
+    /** Long enough that the failover ends well within one lease: a loss is then found, not timed out. */
+    private static final Duration WATCHDOG = Duration.ofSeconds(15);
+
+    private SentinelTopology topology;
+    private Clients clients;
+
+    @BeforeEach
+    void connect(SentinelTopology topology) {
+        this.topology = topology;
+        this.clients = new Clients(Backend.sentinel(topology));
+    }
+
+    @AfterEach
+    void close() {
+        clients.close();
+    }
+
+    @Test
+    void clientsFollowTheNewMasterAndAHolderIsToldThatItsLockVanished() throws Exception {
+        String name = "vanishing";
+        Relock holder = clients.create(WATCHDOG);
+        BlockingQueue<LockLostEvent> lost = new LinkedBlockingQueue<>();
+        holder.addLockListener(lost::add);
+        DistributedLock lock = holder.getLock(name);
+        lock.lock();
+        // The replicas lose the hold, as when the master dies before streaming it to them.
+        for (RedisServer replica : topology.replicas()) {
+            Eventually.await(PROMPTLY, "replica has the lock",
+                    () -> Long.valueOf(1).equals(replica.command("EXISTS", name)));
+            replica.command("CONFIG", "SET", "replica-read-only", "no");
+            replica.command("DEL", name);
+            replica.command("CONFIG", "SET", "replica-read-only", "yes");
+        }
+        Relock other = clients.create();
+        RedisServer old = topology.master();
+        long killedAt = System.nanoTime();
+        old.kill();
+        RedisServer promoted = topology.awaitMasterChange(old, FAILOVER_BOUND);
+        DistributedLock contender = other.getLock(name);
+        Eventually.await(FAILOVER_BOUND, "an acquisition on the new master", () -> {
+            try {
+                return contender.tryLock();
+            } catch (RelockException e) {
+                return false;
+            }
+        });
+        System.out.printf("sentinel failover: new acquisitions resumed %d ms after the master was killed%n",
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt));
+        assertThat(promoted.command("EXISTS", name)).isEqualTo(1L);
+
+        LockLostEvent event = lost.poll(WATCHDOG.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(event).as("the holder is told").isNotNull();
+        assertThat(event.lockName()).isEqualTo(name);
+        assertThat(event.cause()).as("found gone on the new master, not timed out").isNull();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining(name);
+        assertThat(contender.isHeldByCurrentThread()).as("the new holder keeps it").isTrue();
+        contender.unlock();
+    }
+
+    @Test
+    void withReplicaSyncAnAcquireNoReplicaAcknowledgedIsUndoneAndReported() {
+        Relock relock = Relock.create(RelockConfig.builder()
+                .sentinel(topology.masterName(), topology.sentinelUris().toArray(String[]::new))
+                .commandTimeout(Clients.COMMAND_TIMEOUT)
+                .replicaSync(1, Duration.ofMillis(300))
+                .build());
+        try (relock) {
+            DistributedLock lock = relock.getLock("synced");
+            assertThat(lock.tryLock()).as("replicas up").isTrue();
+            lock.unlock();
+
+            topology.replicas().forEach(RedisServer::pause);
+            assertThatThrownBy(lock::tryLock).isInstanceOfSatisfying(RelockReplicaSyncException.class, e -> {
+                assertThat(e.acknowledged()).isZero();
+                assertThat(e.required()).isEqualTo(1);
+                assertThat(e).hasMessageContaining("synced").hasMessageContaining("0 of the required 1");
+            });
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+            assertThat(topology.master().command("EXISTS", "synced")).as("nothing left held").isEqualTo(0L);
+
+            topology.replicas().forEach(RedisServer::resume);
+            assertThat(lock.tryLock()).as("replicas back").isTrue();
+            lock.unlock();
+        }
+    }
+}
