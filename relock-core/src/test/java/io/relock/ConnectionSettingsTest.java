@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.testkit.RedisServer;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Passwords and databases given in the server URI. */
@@ -41,6 +43,32 @@ class ConnectionSettingsTest {
             assertThat(server.info("keyspace")).contains("db3:keys=1");
             assertThat(server.command("EXISTS", "in-db-3")).as("not in db 0").isEqualTo(0L);
             lock.unlock();
+        }
+    }
+
+    @Test
+    void replicaSyncFailsAtCreateWhenTheServerRefusesWait() {
+        try (RedisServer server = RedisServer.start()) {
+            server.command("ACL", "SETUSER", "nowait", "on", ">pw", "~*", "&*", "+@all", "-wait");
+            assertThatThrownBy(() -> Relock.create(RelockConfig.builder()
+                    .singleServer("redis://nowait:pw@127.0.0.1:" + server.port())
+                    .replicaSync(1, Duration.ofMillis(100)).build()))
+                    .isInstanceOf(RelockConnectionException.class)
+                    .hasMessageContaining("replicaSync").hasMessageContaining("WAIT")
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain(":pw@"));
+        }
+    }
+
+    @Test
+    void replicaSyncWithoutReplicasRefusesEveryAcquireAndLeavesNothingHeld() {
+        try (RedisServer server = RedisServer.start();
+                Relock relock = Relock.create(RelockConfig.builder().singleServer(server.uri())
+                        .replicaSync(1, Duration.ofMillis(50)).build())) {
+            DistributedLock lock = relock.getLock("lonely");
+            assertThatThrownBy(() -> lock.tryLock(200, TimeUnit.MILLISECONDS))
+                    .isInstanceOf(RelockReplicaSyncException.class).hasMessageContaining("lonely");
+            assertThat(server.command("EXISTS", "lonely")).isEqualTo(0L);
+            assertThat(lock.isLocked()).isFalse();
         }
     }
 }

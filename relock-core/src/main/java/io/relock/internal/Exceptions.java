@@ -54,7 +54,9 @@ public final class Exceptions {
     /** Whether the failure may have happened after Redis applied the command. */
     public static boolean outcomeUnknown(Throwable error) {
         Throwable t = unwrap(error);
-        return !(t instanceof RedisCommandExecutionException || t instanceof IllegalMonitorStateException);
+        // A failed connect (e.g. to a dead cluster node) means the command was never written.
+        return !(t instanceof RedisCommandExecutionException || t instanceof IllegalMonitorStateException
+                || t instanceof RedisConnectionException || t instanceof java.net.ConnectException);
     }
 
     private static boolean isConnectionLoss(Throwable t) {
