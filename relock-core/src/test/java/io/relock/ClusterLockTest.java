@@ -9,6 +9,7 @@ import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -17,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -171,6 +173,39 @@ class ClusterLockTest {
                 .isTrue();
         assertThat(waiterClient.getLockInfo(name).holders().keySet())
                 .singleElement().asString().startsWith(waiterClient.clientId());
+    }
+
+    @Test
+    void everyLockTypeExcludesAndWakesItsWaitersOnTheCluster() throws Exception {
+        Relock mine = clients.create();
+        Relock theirs = clients.create();
+        Map<String, BiFunction<Relock, String, DistributedLock>> types = new LinkedHashMap<>();
+        types.put("fair", Relock::getFairLock);
+        types.put("fenced", Relock::getFencedLock);
+        types.put("simple", Relock::getSimpleLock);
+        types.put("spin", Relock::getSpinLock);
+        types.put("write", (client, name) -> client.getReadWriteLock(name).writeLock());
+        types.put("read-blocks-write", (client, name) -> client.getReadWriteLock(name).readLock());
+        types.put("multi", (client, name) -> client.getMultiLock(client.getLock(name + ":a"),
+                client.getLock(name + ":b"), client.getLock(name + ":c")));
+        for (Map.Entry<String, BiFunction<Relock, String, DistributedLock>> type : types.entrySet()) {
+            String name = "type:" + type.getKey();
+            DistributedLock held = type.getValue().apply(mine, name);
+            held.lock();
+            DistributedLock other = type.getKey().equals("read-blocks-write")
+                    ? theirs.getReadWriteLock(name).writeLock() : type.getValue().apply(theirs, name);
+            assertThat(other.tryLock()).as(type.getKey() + " excludes").isFalse();
+            CompletableFuture<Boolean> waiter = Threads.call(() -> {
+                boolean acquired = other.tryLock(30, TimeUnit.SECONDS);
+                if (acquired) {
+                    other.unlock();
+                }
+                return acquired;
+            });
+            held.unlock();
+            assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as(type.getKey() + " wakes").isTrue();
+        }
+        assertThat(backend.dbSize()).as("only fenced tokens stay").isEqualTo(1L);
     }
 
     @Test
