@@ -116,4 +116,25 @@ class SentinelFailoverTest {
             lock.unlock();
         }
     }
+
+    @Test
+    void theMasterFoundThroughSentinelIsReachedWithTheConfiguredCredentials() {
+        for (RedisServer node : topology.dataNodes()) {
+            node.command("ACL", "SETUSER", "app", "on", ">app-secret", "~*", "&*", "+@all");
+        }
+        String[] sentinels = topology.sentinelUris().toArray(String[]::new);
+        try (Relock relock = Relock.create(RelockConfig.builder().sentinel(topology.masterName(), sentinels)
+                .credentials("app", "app-secret".toCharArray()).build())) {
+            DistributedLock lock = relock.getLock("with-credentials");
+            assertThat(lock.tryLock()).isTrue();
+            assertThat(topology.master().command("CLIENT", "LIST").toString().lines()
+                    .filter(line -> line.contains("name=relock:" + relock.clientId())))
+                    .isNotEmpty().allSatisfy(line -> assertThat(line).contains("user=app"));
+            lock.unlock();
+        }
+        assertThatThrownBy(() -> Relock.create(RelockConfig.builder().sentinel(topology.masterName(), sentinels)
+                .credentials("app", "not-it".toCharArray()).build()))
+                .isInstanceOf(RelockConnectionException.class)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("not-it"));
+    }
 }
