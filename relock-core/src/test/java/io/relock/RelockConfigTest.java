@@ -122,4 +122,12 @@ class RelockConfigTest {
                 .doesNotContain("data-pw").doesNotContain("sentinel-pw");
         assertThat(config.password()).containsExactly("data-pw".toCharArray());
     }
+
+    @Test
+    void anUnparsableUriWithAPasswordDoesNotQuoteAnyOfIt() {
+        assertThatThrownBy(() -> RelockConfig.builder().singleServer("redis://user:s3/cr3t@127.0.0.1:6379").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("singleServer")
+                .hasMessageContaining("percent-encode")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("cr3t").doesNotContain("s3"));
+    }
 }

@@ -66,8 +66,15 @@ public final class Exceptions {
     }
 
     public static RelockConnectionException cannotConnect(String target, Throwable cause) {
-        return new RelockConnectionException("cannot connect to Redis at " + target + ": " + unwrap(cause).getMessage(),
-                unwrap(cause));
+        Throwable top = unwrap(cause);
+        Throwable root = top;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        // "Unable to connect" alone hides WRONGPASS or a certificate error deeper down.
+        String reason = root == top || String.valueOf(top.getMessage()).contains(String.valueOf(root.getMessage()))
+                ? top.getMessage() : top.getMessage() + ": " + root.getMessage();
+        return new RelockConnectionException("cannot connect to Redis at " + target + ": " + reason, top);
     }
 
     public static IllegalStateException closed() {

@@ -588,7 +588,14 @@ public abstract class LockBase implements DistributedLock {
             releaseSubscription();
             runtime.unregister(this);
             if (outcome == null || !outcome.acquired()) {
-                abandonOnce(field).whenComplete((ignored, abandonError) -> complete(outcome, failure));
+                abandonOnce(field).whenComplete((ignored, abandonError) -> {
+                    if (abandonError != null) {
+                        // A fair lock's queue then keeps this waiter until threadWaitTime drops it.
+                        LOG.debug("could not leave the waiters of lock '{}' ({})", name,
+                                Exceptions.unwrap(abandonError).toString());
+                    }
+                    complete(outcome, failure);
+                });
             } else {
                 complete(outcome, failure);
             }

@@ -15,7 +15,10 @@ public final class RedisUris {
                     "%s: no host in Redis URI '%s'", setting, redact(uri));
             return parsed;
         } catch (IllegalArgumentException e) {
-            String reason = String.valueOf(e.getMessage()).replace(uri, redact(uri));
+            // The parser's reason may quote any fragment of the URI, passwords included.
+            String reason = hasCredentials(uri)
+                    ? "cannot parse it (percent-encode characters such as / @ : in the user and password)"
+                    : String.valueOf(e.getMessage());
             throw new IllegalArgumentException(
                     setting + ": invalid Redis URI '" + redact(uri) + "': " + reason);
         }

@@ -14,6 +14,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Unlock notifications over the client's single pub/sub connection. Each channel is subscribed
@@ -27,6 +29,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * every parked callback runs, since messages may have been missed while it was down.
  */
 public final class UnlockChannels {
+
+    private static final Logger LOG = LoggerFactory.getLogger(UnlockChannels.class);
 
     /** Message published when a lock is released. */
     public static final String UNLOCK_MESSAGE = "0";
@@ -97,11 +101,13 @@ public final class UnlockChannels {
             channels.remove(channel.name);
             // Sent under the lock so that a SUBSCRIBE for a new waiter of the same name is
             // written after it on the one connection, not undone by it.
-            if (sharded) {
-                connection.async().sunsubscribe(channel.name);
-            } else {
-                connection.async().unsubscribe(channel.name);
-            }
+            (sharded ? connection.async().sunsubscribe(channel.name) : connection.async().unsubscribe(channel.name))
+                    .whenComplete((ignored, error) -> {
+                        if (error != null) {
+                            // Costs stray messages (and a waiter count too high) until reconnect.
+                            LOG.debug("could not unsubscribe from {} ({})", channel.name, error.toString());
+                        }
+                    });
         }
     }
 

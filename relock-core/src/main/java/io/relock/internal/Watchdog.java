@@ -26,7 +26,7 @@ final class Watchdog {
     private static final Logger LOG = LoggerFactory.getLogger(Watchdog.class);
 
     /** Keys per renewal script call: bounds how long one call keeps Redis busy. */
-    static final int BATCH_SIZE = 500;
+    static final int BATCH_SIZE = 2500;
 
     private record HoldKey(String key, String field) {}
 
