@@ -45,12 +45,16 @@ public final class Relock implements AutoCloseable {
     }
 
     /**
-     * Connects to Redis as configured and starts the client.
+     * Connects to Redis as configured and starts the client: to the one server, to the master
+     * the sentinels name, to the cluster's nodes, or to the master among the master/replica
+     * nodes. Returns only when the connections work.
      *
      * @param config the settings
      * @return a connected client
      * @throws NullPointerException if {@code config} is null
-     * @throws RelockConnectionException if Redis is unreachable or rejects the credentials
+     * @throws RelockConnectionException if Redis is unreachable, rejects the credentials or the
+     *     TLS handshake, no master is found, or replica sync is on and the server refuses
+     *     {@code WAIT}; the message names the servers, never a password
      */
     public static Relock create(RelockConfig config) {
         return new Relock(ClientRuntime.start(config));
