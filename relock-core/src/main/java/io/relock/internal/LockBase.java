@@ -1,6 +1,7 @@
 package io.relock.internal;
 
 import io.relock.DistributedLock;
+import io.relock.RelockConnectionException;
 import io.relock.RelockReplicaSyncException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -457,16 +458,17 @@ public abstract class LockBase implements DistributedLock {
                 return;
             }
             long lease = leaseMillis == Args.WATCHDOG_LEASE ? runtime.watchdog().leaseMillis() : leaseMillis;
+            long epoch = runtime.gateway().connectionEpoch();
             CompletableFuture<Attempt> reply;
             try {
                 reply = acquireOnce(field, lease);
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
-            reply.whenComplete((attempt, error) -> onReply(before, attempt, error));
+            reply.whenComplete((attempt, error) -> onReply(before, epoch, attempt, error));
         }
 
-        private void onReply(int before, Attempt attempt, Throwable error) {
+        private void onReply(int before, long epoch, Attempt attempt, Throwable error) {
             if (error != null) {
                 RuntimeException failure = Exceptions.translate(describe("acquire"), error);
                 if (Exceptions.outcomeUnknown(error)) {
@@ -476,11 +478,19 @@ public abstract class LockBase implements DistributedLock {
                 return;
             }
             if (attempt.acquired()) {
+                if (runtime.gateway().connectionEpoch() != epoch) {
+                    // Lettuce re-sends commands that were in flight when a connection broke: the
+                    // script may have run twice (a hold count too high) or on a server that is
+                    // no longer the master. Undone, like a reply that was lost.
+                    RuntimeException failure = reconnected("acquire");
+                    rollback(owner, before, failure).whenComplete((ignored, e) -> finish(null, failure));
+                    return;
+                }
                 if (cancelled) {
                     rollback(owner, before, null);
                     finish(Attempt.NOT_ACQUIRED, null);
                 } else if (runtime.gateway().replicaSync()) {
-                    awaitReplicas(before, attempt);
+                    awaitReplicas(before, epoch, attempt);
                 } else {
                     runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis);
                     finish(attempt, null);
@@ -516,13 +526,17 @@ public abstract class LockBase implements DistributedLock {
          * Keeps the acquire only once enough replicas have it: a failover to a replica without
          * it would hand the lock to someone else while this owner believes it holds it.
          */
-        private void awaitReplicas(int before, Attempt attempt) {
+        private void awaitReplicas(int before, long epoch, Attempt attempt) {
             RedisGateway gateway = runtime.gateway();
             gateway.waitForReplicas(key).whenComplete((acks, error) -> {
                 int required = gateway.replicaSyncMinReplicas();
                 RuntimeException failure;
                 if (error != null) {
                     failure = Exceptions.translate(describe("wait for replicas of"), error);
+                } else if (gateway.connectionEpoch() != epoch) {
+                    // A WAIT re-sent on a new connection counts that connection's writes (none):
+                    // its answer says nothing about this acquire.
+                    failure = reconnected("wait for replicas of");
                 } else if (acks >= required) {
                     runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis);
                     finish(attempt, null);
@@ -536,6 +550,11 @@ public abstract class LockBase implements DistributedLock {
                 // Undone before the caller hears of it, so nothing stays held that it does not know of.
                 rollback(owner, before, failure).whenComplete((ignored, rollbackError) -> finish(null, failure));
             });
+        }
+
+        private RuntimeException reconnected(String operation) {
+            return new RelockConnectionException("Redis connection was re-established during the reply: "
+                    + describe(operation) + "; the acquire was undone", null);
         }
 
         /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */

@@ -2,8 +2,10 @@ package io.relock.internal;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
@@ -35,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -78,6 +81,9 @@ public final class RedisGateway implements AutoCloseable {
     private final String target;
     private volatile Disposable topologyEvents;
 
+    /** Counts disconnects of any of the client's connections; see {@link #connectionEpoch()}. */
+    private final AtomicLong disconnects = new AtomicLong();
+
     private RedisGateway(Connected connected, RelockConfig config, String target) {
         this.client = connected.client;
         this.connection = connected.connection;
@@ -88,6 +94,21 @@ public final class RedisGateway implements AutoCloseable {
         this.syncReplicas = config.replicaSyncMinReplicas();
         this.syncTimeoutMillis = config.replicaSyncTimeout().toMillis();
         this.target = target;
+        client.addListener(new RedisConnectionStateListener() {
+            @Override
+            public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
+                disconnects.incrementAndGet();
+            }
+        });
+    }
+
+    /**
+     * Changes whenever one of the client's connections broke. Lettuce re-sends the commands that
+     * were in flight then (at least once), so a reply that arrives after a change may belong to a
+     * command that ran twice, or on another server: callers compare the epoch before and after.
+     */
+    public long connectionEpoch() {
+        return disconnects.get();
     }
 
     /** What one topology's connect produced; closed as a whole when a later step fails. */

@@ -142,13 +142,14 @@ final class Watchdog {
             args[i + 1] = batch.get(i).field;
         }
         long sentAt = nanoTime.getAsLong();
+        long epoch = gateway.connectionEpoch();
         CompletableFuture<List<Object>> reply;
         try {
             reply = gateway.eval(script, ScriptOutputType.MULTI, keys, args);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
-        return reply.thenCompose(renewed -> replicated(keys[0]).thenApply(acknowledged -> {
+        return reply.thenCompose(renewed -> replicated(keys[0], epoch).thenApply(acknowledged -> {
             List<Hold> unreplicated = new ArrayList<>();
             for (int i = 0; i < keys.length; i++) {
                 Hold hold = batch.get(i);
@@ -175,11 +176,13 @@ final class Watchdog {
     }
 
     /** With replica sync on, whether enough replicas acknowledged the writes to {@code key}'s master. */
-    private CompletableFuture<Boolean> replicated(String key) {
+    private CompletableFuture<Boolean> replicated(String key, long epoch) {
         if (!gateway.replicaSync()) {
             return CompletableFuture.completedFuture(true);
         }
-        return gateway.waitForReplicas(key).thenApply(acks -> acks >= gateway.replicaSyncMinReplicas());
+        // After a reconnect WAIT is answered for the new connection, which wrote nothing.
+        return gateway.waitForReplicas(key).thenApply(acks -> acks >= gateway.replicaSyncMinReplicas()
+                && gateway.connectionEpoch() == epoch);
     }
 
     private void renewalFailed(List<Hold> batch, Throwable error) {
