@@ -25,7 +25,10 @@ final class Watchdog {
 
     private static final Logger LOG = LoggerFactory.getLogger(Watchdog.class);
 
-    /** Keys per renewal script call: bounds how long one call keeps Redis busy. */
+    /**
+     * Keys per renewal script call: bounds how long one call keeps Redis busy (about 10 ms for
+     * 2 500 on the bench machine) while keeping 10 000 locks to four calls per tick.
+     */
     static final int BATCH_SIZE = 2500;
 
     private record HoldKey(String key, String field) {}
