@@ -455,7 +455,7 @@ public final class FailoverRun {
     }
 
     /** One mode's run: its clients, workers, probes and tallies. */
-    private static final class Measurement implements AutoCloseable {
+    static final class Measurement implements AutoCloseable {
 
         final Mode mode;
         private final SentinelTopology topology;
