@@ -81,7 +81,7 @@ public final class RedisGateway implements AutoCloseable {
     private final String target;
     private volatile Disposable topologyEvents;
 
-    /** Counts disconnects of any of the client's connections; see {@link #connectionEpoch()}. */
+    /** Counts connections of this client that broke; see {@link #connectionEpoch()}. */
     private final AtomicLong disconnects = new AtomicLong();
 
     private RedisGateway(Connected connected, RelockConfig config, String target) {
@@ -97,7 +97,11 @@ public final class RedisGateway implements AutoCloseable {
         client.addListener(new RedisConnectionStateListener() {
             @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
-                disconnects.incrementAndGet();
+                // Not when closed on purpose: a cluster client opens and closes a connection to
+                // every node at each slot-map refresh.
+                if (!connection.isClosed()) {
+                    disconnects.incrementAndGet();
+                }
             }
         });
     }
@@ -151,9 +155,9 @@ public final class RedisGateway implements AutoCloseable {
                 case CLUSTER -> connectCluster(config, resources, clientId, connected);
             }
             RedisGateway gateway = new RedisGateway(connected, config, target);
-            gateway.loadScripts(config);
+            gateway.loadScripts();
             if (gateway.syncReplicas > 0) {
-                gateway.checkWait(config);
+                gateway.checkWait();
             }
             return gateway;
         } catch (RuntimeException e) {
@@ -212,7 +216,11 @@ public final class RedisGateway implements AutoCloseable {
     private static void connectSingle(RelockConfig config, ClientResources resources, String clientId,
             Connected out) {
         RedisURI uri = dataNode(config.serverUris().get(0), "singleServer", config, clientId);
-        RedisClient client = RedisClient.create(resources, uri);
+        connectTo(RedisClient.create(resources, uri), config, out);
+    }
+
+    /** One command and one pub/sub connection to where {@code client}'s URI points. */
+    private static void connectTo(RedisClient client, RelockConfig config, Connected out) {
         client.setOptions(options(ClientOptions.builder(), config).build());
         out.client = client;
         StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
@@ -236,13 +244,7 @@ public final class RedisGateway implements AutoCloseable {
         if (config.password() != null) {
             uri.setAuthentication(config.username(), CharBuffer.wrap(config.password()));
         }
-        RedisClient client = RedisClient.create(resources, uri);
-        client.setOptions(options(ClientOptions.builder(), config).build());
-        out.client = client;
-        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
-        out.connection = connection;
-        out.commands = connection.async();
-        out.pubSub = client.connectPubSub(StringCodec.UTF8);
+        connectTo(RedisClient.create(resources, uri), config, out);
     }
 
     private static void connectMasterReplica(RelockConfig config, ClientResources resources, String clientId,
@@ -326,7 +328,7 @@ public final class RedisGateway implements AutoCloseable {
         return 0;
     }
 
-    private void loadScripts(RelockConfig config) {
+    private void loadScripts() {
         for (Script script : Script.values()) {
             String sha;
             try {
@@ -349,7 +351,7 @@ public final class RedisGateway implements AutoCloseable {
         }
     }
 
-    private void checkWait(RelockConfig config) {
+    private void checkWait() {
         try {
             Futures.await(commands.waitForReplication(0, 1).toCompletableFuture(), "WAIT");
         } catch (RuntimeException e) {
@@ -386,11 +388,6 @@ public final class RedisGateway implements AutoCloseable {
         return sharded;
     }
 
-    /** Whether keys of different hash slots must go to different script calls. */
-    public boolean isCluster() {
-        return cluster != null;
-    }
-
     /** The hash slot of a key (0 outside a cluster, where all keys may share a call). */
     public int slotOf(String key) {
         return cluster != null ? SlotHash.getSlot(key) : 0;
@@ -419,14 +416,18 @@ public final class RedisGateway implements AutoCloseable {
             return commands.waitForReplication(syncReplicas, syncTimeoutMillis).toCompletableFuture();
         }
         // WAIT counts the writes of one connection: it must go to the node connection the
-        // slot's writes went through, which Lettuce keys by the master's host and port.
+        // slot's writes went through.
+        return slotMaster(key).thenCompose(node -> node.async().waitForReplication(syncReplicas, syncTimeoutMillis));
+    }
+
+    /** The connection that Lettuce routes {@code key}'s commands through (keyed by the master's host and port). */
+    private CompletableFuture<StatefulRedisConnection<String, String>> slotMaster(String key) {
         RedisClusterNode master = cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(key));
         if (master == null) {
             return CompletableFuture.failedFuture(new IllegalStateException("no master owns the slot of " + key));
         }
         RedisURI uri = master.getUri();
-        return cluster.getConnectionAsync(uri.getHost(), uri.getPort())
-                .thenCompose(node -> node.async().waitForReplication(syncReplicas, syncTimeoutMillis));
+        return cluster.getConnectionAsync(uri.getHost(), uri.getPort());
     }
 
     /** How many clients are subscribed to each channel, as the server that carries it counts them. */
@@ -435,14 +436,7 @@ public final class RedisGateway implements AutoCloseable {
             return commands.pubsubNumsub(channels).toCompletableFuture();
         }
         // Sharded subscriptions live on the slot's master; the channels of one lock share a slot.
-        RedisClusterNode master = cluster.getPartitions().getPartitionBySlot(SlotHash.getSlot(channels[0]));
-        if (master == null) {
-            return CompletableFuture.failedFuture(
-                    new IllegalStateException("no master owns the slot of " + channels[0]));
-        }
-        RedisURI uri = master.getUri();
-        return cluster.getConnectionAsync(uri.getHost(), uri.getPort())
-                .thenCompose(node -> node.async().pubsubShardNumsub(channels));
+        return slotMaster(channels[0]).thenCompose(node -> node.async().pubsubShardNumsub(channels));
     }
 
     /**
