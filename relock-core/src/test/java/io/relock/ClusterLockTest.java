@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -145,11 +146,7 @@ class ClusterLockTest {
             if (promotedAt[0] == 0 && !topology.masterFor(name).equals(master)) {
                 promotedAt[0] = System.nanoTime();
             }
-            try {
-                return newcomer.tryLock();
-            } catch (RelockException e) {
-                return false;
-            }
+            return answeredTrue(newcomer::tryLock);
         });
         long resumedAt = System.nanoTime();
         System.out.printf("cluster failover: replica promoted %d ms and new acquisitions resumed %d ms after the "
@@ -163,6 +160,9 @@ class ClusterLockTest {
         CompletableFuture<Boolean> survivor = waiter;
         if (waiter.isCompletedExceptionally()) {
             assertThatThrownBy(waiter::join).hasCauseInstanceOf(RelockException.class);
+            // Each client learns the new slot map on its own (at most a second later).
+            Eventually.await(PROMPTLY, "the waiter's client reaches the promoted master",
+                    () -> answeredTrue(() -> waiterClient.getLock(name).isLocked()));
             survivor = Threads.call(() -> waiterClient.getLock(name).tryLock(60, TimeUnit.SECONDS));
             Eventually.await(PROMPTLY, "a waiter subscribed on the promoted master",
                     () -> waiterClient.getLockInfo(name).waitingClients() > 0);
@@ -217,6 +217,15 @@ class ClusterLockTest {
         assertThat(lock.isHeldByCurrentThread()).isTrue();
         lock.unlock();
         assertThat(backend.dbSize()).isZero();
+    }
+
+    /** Whether {@code call} answered true; Redis trouble (a client still on the dead master) is "not yet". */
+    private static boolean answeredTrue(BooleanSupplier call) {
+        try {
+            return call.getAsBoolean();
+        } catch (RelockException e) {
+            return false;
+        }
     }
 
     private static long replicationOffset(RedisServer server, String field) {
