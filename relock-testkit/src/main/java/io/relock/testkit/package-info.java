@@ -15,6 +15,9 @@
  *       {@link io.relock.testkit.ClusterTopology} (a Redis Cluster) are whole topologies of such
  *       servers, with failover and repair; {@link io.relock.testkit.SentinelExtension} and
  *       {@link io.relock.testkit.ClusterExtension} give one to a test class.</li>
+ *   <li>{@link io.relock.testkit.FaultProxy} sits between a client and a server and injects
+ *       network faults at a chosen command: cut before or after it reached Redis, or before
+ *       its reply gets through; delay, black hole, half-open connections, refused connects.</li>
  *   <li>{@link io.relock.testkit.TlsCertificates} are the certificates of servers started with
  *       {@code RedisServer.builder().tls()}.</li>
  *   <li>{@link io.relock.testkit.ChildJvm} runs a {@code main} class in another JVM — "another
