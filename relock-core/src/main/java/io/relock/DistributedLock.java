@@ -34,10 +34,18 @@ import java.util.concurrent.locks.Lock;
  * {@link NullPointerException}. Bad arguments are rejected before anything is sent to Redis.
  *
  * <h2>Failures</h2>
- * When Redis cannot be reached or does not answer within {@link RelockConfig#commandTimeout()},
- * methods throw {@link RelockException} (a {@code tryLock} never answers {@code false} for that).
- * An acquire whose reply was lost is undone with an owner-checked release before the exception
- * reaches the caller, so nothing stays locked that the caller does not know about.
+ * A call whose connection breaks, or whose reply is lost, is retried, and takes effect at most
+ * once however often it runs: an acquire takes one hold, a release releases one. Retries last
+ * until the end of a {@code tryLock}'s wait (an unbounded {@code lock()}: up to
+ * {@link RelockConfig#watchdogTimeout()} per outage), otherwise for
+ * {@link RelockConfig#commandTimeout()}; in Sentinel and Cluster they reach the promoted
+ * master. When they run out, methods throw {@link RelockException}: a
+ * {@link RelockConnectionException} at once when a single server refuses connections, a
+ * {@link RelockTimeoutException} when Redis did not answer in time (a {@code tryLock} never
+ * answers {@code false} for either). An acquire whose outcome is still unknown then is undone
+ * with an owner-checked release before the exception reaches the caller, so nothing stays
+ * locked that the caller does not know about; if Redis stays unreachable for that undo too,
+ * the hold is never renewed and ends with its lease.
  *
  * <p>Instances are cheap and thread-safe; the owner is always the calling thread (or the
  * explicit {@code ownerThreadId} of the async forms).

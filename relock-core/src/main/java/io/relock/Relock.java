@@ -67,7 +67,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name (the Redis key, after the configured prefix)
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
+     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getLock(String name) {
@@ -81,12 +82,15 @@ public final class Relock implements AutoCloseable {
      * (FIFO). A release wakes only the next waiter. A waiter whose process died is skipped after
      * {@link RelockConfig#threadWaitTime()}; deadlines use the Redis server's clock, so skewed
      * client clocks do not matter. Same hash layout as {@link #getLock(String)}, plus the keys
-     * {@code {<name>}:queue} and {@code {<name>}:timeouts}.
+     * {@code {<name>}:queue} and {@code {<name>}:timeouts} ({@code <name>::queue} and
+     * {@code <name>::timeouts} when the name has its own hash tag, so that {@code x} and
+     * {@code {x}} stay two locks).
      *
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
+     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getFairLock(String name) {
@@ -103,7 +107,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
+     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public FencedLock getFencedLock(String name) {
@@ -121,7 +126,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
+     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getSimpleLock(String name) {
@@ -139,7 +145,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
+     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getSpinLock(String name) {
@@ -156,7 +163,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the read-write lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
+     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedReadWriteLock getReadWriteLock(String name) {
@@ -213,7 +221,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return a snapshot
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
+     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws RelockException if Redis fails
      */
     public LockInfo getLockInfo(String name) {

@@ -458,6 +458,7 @@ public final class RelockConfig {
          */
         public Builder keyPrefix(String prefix) {
             Args.notNull(prefix, "keyPrefix");
+            Args.wellFormed(prefix, "keyPrefix");
             Args.setOnce(keyPrefix, "keyPrefix");
             keyPrefix = prefix;
             return this;

@@ -30,6 +30,11 @@ record Backend(String description, Supplier<RelockConfig.Builder> config, Suppli
                 topology::masters);
     }
 
+    /** The same single server reached at another address, e.g. through a fault proxy. */
+    Backend withUri(String uri) {
+        return new Backend(description + " via " + uri, () -> RelockConfig.builder().singleServer(uri), masters);
+    }
+
     /** Keys stored on all masters together. */
     long dbSize() {
         return masters.get().stream().mapToLong(server -> (Long) server.command("DBSIZE")).sum();

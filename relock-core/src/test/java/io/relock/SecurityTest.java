@@ -55,6 +55,8 @@ class SecurityTest {
             "script|load", "evalsha", "eval",
             // waiting for an unlock, and counting waiters for getLockInfo
             "subscribe", "unsubscribe", "pubsub|numsub",
+            // reading maxmemory-policy at create, to warn when lock keys can be evicted
+            "info",
             // called by the scripts; exists, get, hget and pttl also directly (isLocked,
             // isHeldByCurrentThread, remainTimeToLive)
             "del", "exists", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hkeys", "hlen", "hset",
@@ -76,7 +78,7 @@ class SecurityTest {
 
     /** Commands Relock sends itself rather than from a script. */
     private static final Set<String> CLIENT_SIDE_COMMANDS =
-            Set.of("script|load", "evalsha", "eval", "subscribe", "unsubscribe", "pubsub|numsub");
+            Set.of("script|load", "evalsha", "eval", "subscribe", "unsubscribe", "pubsub|numsub", "info");
 
     private static final String USER = "relock";
     private static final String PASSWORD = "acl-Pw-7f3b9c";

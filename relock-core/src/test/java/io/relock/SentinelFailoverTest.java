@@ -8,6 +8,7 @@ import io.relock.testkit.SentinelExtension;
 import io.relock.testkit.SentinelTopology;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -88,6 +89,31 @@ class SentinelFailoverTest {
                 .hasMessageContaining(name);
         assertThat(contender.isHeldByCurrentThread()).as("the new holder keeps it").isTrue();
         contender.unlock();
+    }
+
+    @Test
+    void afterAManualFailoverAnUnlockLandsOnTheNewMasterAndAWaiterRidesThrough() throws Exception {
+        String name = "switched";
+        DistributedLock lock = clients.create().getLock(name);
+        lock.lock();
+        RedisServer old = topology.master();
+        long written = ClusterLockTest.replicationOffset(old, "master_repl_offset");
+        Eventually.await(PROMPTLY, "the replicas have the hold", () -> topology.replicas().stream()
+                .allMatch(replica -> ClusterLockTest.replicationOffset(replica, "slave_repl_offset") >= written));
+        Relock waiterClient = clients.create();
+        CompletableFuture<Boolean> waiter = Threads.call(() -> waiterClient.getLock(name).tryLock(30, TimeUnit.SECONDS));
+        Eventually.await(PROMPTLY, "a waiter subscribed", () -> waiterClient.getLockInfo(name).waitingClients() > 0);
+
+        // SENTINEL FAILOVER: the old master keeps running and accepting writes until a Sentinel
+        // demotes it, seconds later. Clients follow +switch-master instead of waiting for that.
+        RedisServer promoted = topology.failover();
+        lock.unlock();
+
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS))
+                .as("the unlock freed the lock on the new master, where the waiter got it").isTrue();
+        assertThat(topology.master()).isEqualTo(promoted).isNotEqualTo(old);
+        assertThat(waiterClient.getLockInfo(name).holders().keySet()).singleElement().asString()
+                .startsWith(waiterClient.clientId());
     }
 
     @Test

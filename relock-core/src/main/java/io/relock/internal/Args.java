@@ -43,7 +43,24 @@ public final class Args {
     public static String lockName(String name) {
         notNull(name, "name");
         require(!name.isEmpty(), "name must not be empty");
-        return name;
+        return wellFormed(name, "name");
+    }
+
+    /**
+     * Rejects text with an unpaired UTF-16 surrogate: it has no UTF-8 form, and encoding would
+     * turn it into '?', so that different names would name one lock.
+     */
+    public static String wellFormed(String text, String name) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException(String.format(
+                        "%s must be well-formed UTF-16: unpaired surrogate U+%04X at index %d", name, (int) c, i));
+            }
+        }
+        return text;
     }
 
     /**

@@ -74,8 +74,9 @@ public final class ClientRuntime implements AutoCloseable {
                 .ioThreadPoolSize(2)
                 .computationThreadPoolSize(2) // Lettuce's minimum; started only when needed
                 .timer(timer)
-                // Lettuce's default backs off to 30 s; a lock client should find a restarted server fast.
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                // Lettuce's default backs off to 30 s; a lock client should find a restarted server or a
+                // promoted master fast (a Sentinel client asks the Sentinels at each attempt).
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofMillis(250), 2, TimeUnit.MILLISECONDS))
                 .build();
         try {
             RedisGateway gateway = RedisGateway.connect(config, resources, clientId);

@@ -56,13 +56,20 @@ public final class Exceptions {
         Throwable t = unwrap(error);
         // A failed connect (e.g. to a dead cluster node) means the command was never written.
         return !(t instanceof RedisCommandExecutionException || t instanceof IllegalMonitorStateException
-                || t instanceof RedisConnectionException || t instanceof java.net.ConnectException);
+                || t instanceof RedisConnectionException || t instanceof java.net.ConnectException
+                || rejectedWhileDisconnected(t));
+    }
+
+    /** Lettuce refused to send the command: the connection was down at the time. */
+    private static boolean rejectedWhileDisconnected(Throwable t) {
+        return String.valueOf(t.getMessage()).contains("Currently not connected");
     }
 
     private static boolean isConnectionLoss(Throwable t) {
         String message = t.getMessage();
         return message != null && (message.contains("Connection closed") || message.contains("Connection reset")
-                || message.contains("Connection refused"));
+                || message.contains("Connection refused") || message.contains("Connection disconnected")
+                || rejectedWhileDisconnected(t));
     }
 
     public static RelockConnectionException cannotConnect(String target, Throwable cause) {

@@ -18,8 +18,8 @@ public final class FairRedisLock extends ReentrantRedisLock {
 
     public FairRedisLock(ClientRuntime runtime, String name) {
         super(runtime, name);
-        this.queue = auxiliaryKey("queue");
-        this.deadlines = auxiliaryKey("timeouts");
+        this.queue = ownKey("queue");
+        this.deadlines = ownKey("timeouts");
         this.waiterTimeout = Long.toString(runtime.config().threadWaitTime().toMillis());
     }
 
@@ -29,26 +29,24 @@ public final class FairRedisLock extends ReentrantRedisLock {
     }
 
     @Override
-    protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
-        return runtime.gateway().<Long>eval(Script.FAIR_ACQUIRE, ScriptOutputType.INTEGER,
-                new String[] {key(), queue, deadlines}, Long.toString(leaseMillis), field, waiterTimeout)
-                .thenApply(Attempt::fromTtl);
-    }
-
-    private CompletableFuture<Long> release(String field, long leaseMillis, String countBefore) {
-        return runtime.gateway().eval(Script.FAIR_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {key(), queue, deadlines}, UnlockChannels.UNLOCK_MESSAGE, Long.toString(leaseMillis),
-                field, channel(), countBefore);
+    protected CompletableFuture<Attempt> acquireOnce(Request request) {
+        return request.<Long>eval(runtime.gateway(), Script.FAIR_ACQUIRE, ScriptOutputType.INTEGER,
+                new String[] {key(), queue, deadlines}, request.lease(), request.field(), waiterTimeout,
+                request.countBefore()).thenApply(Attempt::fromTtl);
     }
 
     @Override
-    protected CompletableFuture<Long> releaseOnce(String field, long leaseMillis) {
-        return release(field, leaseMillis, "");
+    protected CompletableFuture<Long> releaseOnce(Request request) {
+        return request.eval(runtime.gateway(), Script.FAIR_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {key(), queue, deadlines}, UnlockChannels.UNLOCK_MESSAGE, request.lease(),
+                request.field(), channel(), "", request.countBefore());
     }
 
     @Override
     protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
-        return release(field, runtime.watchdog().leaseMillis(), Integer.toString(countBefore));
+        return runtime.gateway().eval(Script.FAIR_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {key(), queue, deadlines}, UnlockChannels.UNLOCK_MESSAGE,
+                Long.toString(runtime.watchdog().leaseMillis()), field, channel(), Integer.toString(countBefore), "0");
     }
 
     @Override

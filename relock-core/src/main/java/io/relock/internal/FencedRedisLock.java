@@ -13,13 +13,13 @@ public final class FencedRedisLock extends ReentrantRedisLock implements FencedL
 
     public FencedRedisLock(ClientRuntime runtime, String name) {
         super(runtime, name);
-        this.tokenKey = auxiliaryKey("token");
+        this.tokenKey = ownKey("token");
     }
 
     @Override
-    protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
-        return runtime.gateway().<List<Object>>eval(Script.FENCED_ACQUIRE, ScriptOutputType.MULTI,
-                new String[] {key(), tokenKey}, Long.toString(leaseMillis), field)
+    protected CompletableFuture<Attempt> acquireOnce(Request request) {
+        return request.<List<Object>>eval(runtime.gateway(), Script.FENCED_ACQUIRE, ScriptOutputType.MULTI,
+                new String[] {key(), tokenKey}, request.lease(), request.field(), request.countBefore())
                 .thenApply(reply -> {
                     long value = ((Number) reply.get(1)).longValue();
                     return ((Number) reply.get(0)).longValue() == 1 ? Attempt.acquired(value) : Attempt.busy(value);

@@ -4,8 +4,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What this client knows of one owner's hold on one lock: enough to renew it, to tell
- * listeners when it is lost, and to explain a failed unlock. Redis stays the authority on hold
- * counts; this record never decides whether a lock is held.
+ * listeners when it is lost, to explain a failed unlock, and the hold count a release starts
+ * from (which lets a release script recognise its own repeat). Redis stays the authority on
+ * whether a lock is held.
  */
 final class Hold {
 
@@ -20,6 +21,8 @@ final class Hold {
 
     /** When the lease last started: the acquire, the last renewal, or the loss. */
     volatile long renewedAtNanos;
+    /** Holds of this owner as of its last acquire or release; only the owner changes it. */
+    volatile int count;
     volatile boolean lost;
     volatile Throwable lossCause;
 

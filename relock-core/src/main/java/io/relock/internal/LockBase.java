@@ -1,5 +1,6 @@
 package io.relock.internal;
 
+import io.lettuce.core.ScriptOutputType;
 import io.relock.DistributedLock;
 import io.relock.RelockConnectionException;
 import io.relock.RelockReplicaSyncException;
@@ -39,10 +40,18 @@ public abstract class LockBase implements DistributedLock {
         this.name = Args.lockName(name);
         this.key = runtime.key(name);
         this.channel = channelPrefix + ":" + hashTagged(key);
+        if (runtime.gateway().slotOf(key) != runtime.gateway().slotOf(channel)) {
+            throw new IllegalArgumentException("name '" + name + "' has braces but no hash tag: in a Redis Cluster "
+                    + "the lock's channel and keys would fall into different slots; give it a tag such as '{"
+                    + name.replace("{", "").replace("}", "") + "}' or no braces at all");
+        }
     }
 
     /** Prefix of the unlock channel of reentrant, fenced, simple and spin locks (Redisson's name). */
     static final String LOCK_CHANNEL_PREFIX = "redisson_lock__channel";
+
+    /** The longest a waiter parks when it cannot be sure its subscription still hears releases. */
+    static final long UNSURE_PARK_MILLIS = 1000;
     /** Prefix of the unlock channel of read-write locks (Redisson's name). */
     static final String RW_CHANNEL_PREFIX = "redisson_rwlock";
 
@@ -88,11 +97,38 @@ public abstract class LockBase implements DistributedLock {
         }
     }
 
-    /** One acquire attempt. */
-    protected abstract CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis);
+    /**
+     * One acquire or release call of {@code field}: the lease to set, the owner's hold count
+     * before the call (so that a script run twice can tell the second run from a new call), how
+     * long to retry through connection trouble, and whether the call may repeat one that took
+     * effect already.
+     */
+    protected record Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget,
+            boolean repeat) {
 
-    /** Releases one hold: null if {@code field} holds nothing, 0 if still held, 1 if released. */
-    protected abstract CompletableFuture<Long> releaseOnce(String field, long leaseMillis);
+        String lease() {
+            return Long.toString(leaseMillis);
+        }
+
+        String countBefore() {
+            return Integer.toString(holdsBefore);
+        }
+
+        /** Runs {@code script} for this call; the gateway appends the repeat flag. */
+        <T> CompletableFuture<T> eval(RedisGateway gateway, Script script, ScriptOutputType type, String[] keys,
+                String... args) {
+            return gateway.eval(script, type, budget, repeat, keys, args);
+        }
+    }
+
+    /** One acquire attempt; a repeat must not take a second hold. */
+    protected abstract CompletableFuture<Attempt> acquireOnce(Request request);
+
+    /**
+     * Releases one hold: null if {@code field} holds nothing, 0 if still held, 1 if released; a
+     * repeat of a release that took effect answers as that one did.
+     */
+    protected abstract CompletableFuture<Long> releaseOnce(Request request);
 
     /** Undoes an acquire that may or may not have been applied; {@code countBefore} is the prior hold count. */
     protected abstract CompletableFuture<Long> rollbackOnce(String field, int countBefore);
@@ -146,11 +182,32 @@ public abstract class LockBase implements DistributedLock {
     }
 
     /**
-     * A key that belongs to this lock and must share its Cluster slot: {@code {<key>}:<suffix>},
-     * or {@code <key>:<suffix>} when the key already contains a brace (its own hash tag).
+     * A key in Redisson's naming for keys that belong to a lock: {@code {<key>}:<suffix>}, or
+     * {@code <key>:<suffix>} when the key contains a brace. Redisson names {@code x} and
+     * {@code {x}} alike there, so only Redisson's own layouts (the read-write lock) use it.
      */
     protected final String auxiliaryKey(String suffix) {
         return hashTagged() + ":" + suffix;
+    }
+
+    /**
+     * A key of a Relock-only layout that belongs to this lock: in its Cluster slot, and distinct
+     * for distinct lock keys. {@code {<key>}:<suffix>} for a key without a hash tag, and
+     * {@code <key>::<suffix>} for one with a tag: the two forms end differently, so lock
+     * {@code x} and lock {@code {x}} get different keys.
+     */
+    protected final String ownKey(String suffix) {
+        return hasHashTag(key) ? key + "::" + suffix : "{" + key + "}:" + suffix;
+    }
+
+    /** Whether Redis Cluster hashes {@code key} by a tag: a '{' followed later by '}' with something between. */
+    static boolean hasHashTag(String key) {
+        int open = key.indexOf('{');
+        if (open < 0) {
+            return false;
+        }
+        int close = key.indexOf('}', open + 1);
+        return close > open + 1;
     }
 
     /** This lock's key with a hash tag (see {@link #hashTagged(String)}). */
@@ -161,8 +218,7 @@ public abstract class LockBase implements DistributedLock {
     /** Deletes the key whoever holds it and wakes waiters; true if there was a lock. */
     protected final boolean forceRelease() {
         runtime.checkOpen();
-        CompletableFuture<Long> reply = runtime.gateway().eval(Script.LOCK_FORCE_RELEASE,
-                io.lettuce.core.ScriptOutputType.INTEGER, new String[] {key, channel}, UnlockChannels.UNLOCK_MESSAGE);
+        CompletableFuture<Long> reply = runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER, new String[] {key, channel}, UnlockChannels.UNLOCK_MESSAGE);
         return Futures.await(reply, describe("force-unlock")) == 1;
     }
 
@@ -240,14 +296,13 @@ public abstract class LockBase implements DistributedLock {
     @Override
     public boolean isLocked() {
         runtime.checkOpen();
-        return Futures.await(runtime.gateway().commands().exists(key).toCompletableFuture(), describe("check"))
-                > 0;
+        return Futures.await(runtime.gateway().read(commands -> commands.exists(key)), describe("check")) > 0;
     }
 
     @Override
     public long remainTimeToLive() {
         runtime.checkOpen();
-        return Futures.await(runtime.gateway().commands().pttl(key).toCompletableFuture(), describe("read TTL of"));
+        return Futures.await(runtime.gateway().read(commands -> commands.pttl(key)), describe("read TTL of"));
     }
 
     @Override
@@ -355,9 +410,10 @@ public abstract class LockBase implements DistributedLock {
         if (hold != null) {
             hold.releasing.incrementAndGet();
         }
+        int held = hold != null ? hold.count : 0;
         CompletableFuture<Long> reply;
         try {
-            reply = releaseOnce(field, lease);
+            reply = releaseOnce(new Request(field, lease, held, runtime.gateway().budget(), false));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -375,8 +431,12 @@ public abstract class LockBase implements DistributedLock {
                 runtime.watchdog().forget(hold);
                 throw Exceptions.holdLost(name, field, hold.leaseMillis, hold.watchdog, hold.lossCause);
             }
-            if (outcome == 1 && hold != null) {
-                runtime.watchdog().forget(hold);
+            if (hold != null) {
+                if (outcome == 1) {
+                    runtime.watchdog().forget(hold);
+                } else {
+                    hold.count = held - 1;
+                }
             }
             return null;
         });
@@ -424,6 +484,7 @@ public abstract class LockBase implements DistributedLock {
         private volatile boolean cancelled;
         private volatile RuntimeException abortCause;
         private volatile UnlockChannels.Waiter parked;
+        private volatile long subscribedEpoch;
 
         Acquisition(long owner, long waitNanos, long leaseMillis) {
             this.owner = owner;
@@ -453,6 +514,11 @@ public abstract class LockBase implements DistributedLock {
         }
 
         private void attempt(int before) {
+            attempt(before, false);
+        }
+
+        /** One try; {@code repeat} when an earlier try's effect may stand (its outcome was never seen). */
+        private void attempt(int before, boolean repeat) {
             if (cancelled) {
                 finish(Attempt.NOT_ACQUIRED, null);
                 return;
@@ -461,38 +527,43 @@ public abstract class LockBase implements DistributedLock {
             long epoch = runtime.gateway().connectionEpoch();
             CompletableFuture<Attempt> reply;
             try {
-                reply = acquireOnce(field, lease);
+                reply = acquireOnce(new Request(field, lease, before, retryBudget(), repeat));
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
             reply.whenComplete((attempt, error) -> onReply(before, epoch, attempt, error));
         }
 
+        /**
+         * How long one try may ride through connection trouble or a failover: to the end of the
+         * wait, at least the command timeout; an unbounded {@code lock()} rides through one
+         * outage for up to a watchdog timeout, after which any hold would have expired anyway.
+         */
+        private RedisGateway.Budget retryBudget() {
+            long waitDeadline = waitNanos >= Args.FOREVER_NANOS
+                    ? runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runtime.watchdog().leaseMillis())
+                    : startNanos + waitNanos;
+            return runtime.gateway().budget(waitDeadline);
+        }
+
         private void onReply(int before, long epoch, Attempt attempt, Throwable error) {
             if (error != null) {
                 RuntimeException failure = Exceptions.translate(describe("acquire"), error);
                 if (Exceptions.outcomeUnknown(error)) {
-                    rollback(owner, before, failure);
+                    // The gateway gave up retrying: undone before the caller hears of it.
+                    rollback(owner, before, failure).whenComplete((ignored, e) -> finish(null, failure));
+                } else {
+                    finish(null, failure);
                 }
-                finish(null, failure);
                 return;
             }
             if (attempt.acquired()) {
-                if (runtime.gateway().connectionEpoch() != epoch) {
-                    // Lettuce re-sends commands that were in flight when a connection broke: the
-                    // script may have run twice (a hold count too high) or on a server that is
-                    // no longer the master. Undone, like a reply that was lost.
-                    RuntimeException failure = reconnected("acquire");
-                    rollback(owner, before, failure).whenComplete((ignored, e) -> finish(null, failure));
-                    return;
-                }
                 if (cancelled) {
-                    rollback(owner, before, null);
-                    finish(Attempt.NOT_ACQUIRED, null);
+                    rollback(owner, before, null).whenComplete((ignored, e) -> finish(Attempt.NOT_ACQUIRED, null));
                 } else if (runtime.gateway().replicaSync()) {
                     awaitReplicas(before, epoch, attempt);
                 } else {
-                    runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis);
+                    runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis, before + 1);
                     finish(attempt, null);
                 }
                 return;
@@ -512,8 +583,14 @@ public abstract class LockBase implements DistributedLock {
             }
             UnlockChannels.Channel subscribed = subscription.get();
             if (subscribed == null) {
-                subscribeThenRetry(before);
+                subscribeThenRetry(before, untilExpiry);
                 return;
+            }
+            if (runtime.gateway().connectionEpoch() != subscribedEpoch) {
+                // A connection broke since the subscription was made (a failover, a reconnect):
+                // the unlock message may go to a server this client no longer listens to, so a
+                // wake-up comes at least every second rather than after the holder's whole TTL.
+                untilExpiry = Math.min(untilExpiry, UNSURE_PARK_MILLIS);
             }
             UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), untilExpiry);
             parked = waiter;
@@ -530,15 +607,23 @@ public abstract class LockBase implements DistributedLock {
             RedisGateway gateway = runtime.gateway();
             gateway.waitForReplicas(key).whenComplete((acks, error) -> {
                 int required = gateway.replicaSyncMinReplicas();
+                boolean reconnected = gateway.connectionEpoch() != epoch;
+                if ((reconnected || (error != null && RedisGateway.transientFailure(Exceptions.unwrap(error))))
+                        && !cancelled && retryBudget().deadlineNanos() - runtime.nanoTime() > 0) {
+                    // WAIT counts the writes of the connection it runs on: after a reconnect the
+                    // acquire is run again as a repeat (it only refreshes the lease, a write on
+                    // the new connection) and WAIT asked again.
+                    attempt(before, true);
+                    return;
+                }
                 RuntimeException failure;
                 if (error != null) {
                     failure = Exceptions.translate(describe("wait for replicas of"), error);
-                } else if (gateway.connectionEpoch() != epoch) {
-                    // A WAIT re-sent on a new connection counts that connection's writes (none):
-                    // its answer says nothing about this acquire.
-                    failure = reconnected("wait for replicas of");
+                } else if (reconnected) {
+                    failure = new RelockConnectionException("Redis connection was re-established while waiting "
+                            + "for replicas: " + describe("acquire") + "; the acquire was undone", null);
                 } else if (acks >= required) {
-                    runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis);
+                    runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis, before + 1);
                     finish(attempt, null);
                     return;
                 } else {
@@ -552,11 +637,6 @@ public abstract class LockBase implements DistributedLock {
             });
         }
 
-        private RuntimeException reconnected(String operation) {
-            return new RelockConnectionException("Redis connection was re-established during the reply: "
-                    + describe(operation) + "; the acquire was undone", null);
-        }
-
         /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */
         private void pause(int before, long millis) {
             UnlockChannels.Waiter waiter = UnlockChannels.timed(runtime.timer(), () -> attempt(before), millis);
@@ -566,12 +646,17 @@ public abstract class LockBase implements DistributedLock {
             }
         }
 
-        private void subscribeThenRetry(int before) {
+        private void subscribeThenRetry(int before, long untilExpiry) {
             runtime.channels().subscribe(channelFor(field)).whenComplete((subscribed, error) -> {
                 if (error != null) {
-                    finish(null, Exceptions.translate(describe("wait for"), error));
+                    // Only the pub/sub connection is in trouble (e.g. a proxy or an output buffer
+                    // limit dropped it): wait by polling until it is back, within the wait.
+                    LOG.debug("cannot subscribe to the unlock channel of lock '{}' ({}); polling", name,
+                            Exceptions.unwrap(error).toString());
+                    pause(before, Math.min(untilExpiry, RedisGateway.MAX_RETRY_PAUSE_MILLIS));
                     return;
                 }
+                subscribedEpoch = runtime.gateway().connectionEpoch();
                 subscription.set(subscribed);
                 if (finished.get()) {
                     releaseSubscription();

@@ -3,6 +3,10 @@ package io.relock.internal;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionStateListener;
@@ -23,13 +27,20 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.event.connection.ReconnectFailedEvent;
 import io.lettuce.core.masterreplica.MasterReplica;
 import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.CommandExpiryWriter;
+import io.lettuce.core.protocol.DefaultEndpoint;
+import io.lettuce.core.RedisChannelWriter;
 import io.lettuce.core.protocol.RedisCommand;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.relock.RelockConfig;
 import io.relock.RelockException;
+import io.netty.util.Timer;
+import java.io.IOException;
 import java.nio.CharBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,6 +49,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -81,8 +93,18 @@ public final class RedisGateway implements AutoCloseable {
     private final String target;
     private volatile Disposable topologyEvents;
 
-    /** Counts connections of this client that broke; see {@link #connectionEpoch()}. */
+    /** Counts command connections of this client that broke; see {@link #connectionEpoch()}. */
     private final AtomicLong disconnects = new AtomicLong();
+
+    private final Timer timer;
+    private final long commandTimeoutNanos;
+    private final boolean canFailOver;
+    private final List<StatefulRedisPubSubConnection<String, String>> sentinelWatch;
+
+    /** Set when a reconnect attempt failed, cleared when a connection is up again. */
+    private volatile boolean unreachable;
+    private volatile boolean closed;
+    private final Disposable reconnectFailures;
 
     private RedisGateway(Connected connected, RelockConfig config, String target) {
         this.client = connected.client;
@@ -94,16 +116,38 @@ public final class RedisGateway implements AutoCloseable {
         this.syncReplicas = config.replicaSyncMinReplicas();
         this.syncTimeoutMillis = config.replicaSyncTimeout().toMillis();
         this.target = target;
+        this.timer = client.getResources().timer();
+        this.commandTimeoutNanos = config.commandTimeout().toNanos();
+        this.canFailOver = config.topology() == RelockConfig.Topology.SENTINEL
+                || config.topology() == RelockConfig.Topology.CLUSTER;
+        this.sentinelWatch = connected.sentinelWatch;
         client.addListener(new RedisConnectionStateListener() {
             @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> connection, java.net.SocketAddress address) {
+                unreachable = false;
+            }
+
+            @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
-                // Not when closed on purpose: a cluster client opens and closes a connection to
-                // every node at each slot-map refresh.
-                if (!connection.isClosed()) {
+                // Not when closed on purpose (a cluster client opens and closes a connection to
+                // every node at each slot-map refresh), and not the pub/sub connection: WAIT
+                // counts the writes of the command connection only.
+                if (!connection.isClosed() && !(connection instanceof StatefulRedisPubSubConnection)) {
                     disconnects.incrementAndGet();
                 }
             }
         });
+        reconnectFailures = client.getResources().eventBus().get()
+                .filter(ReconnectFailedEvent.class::isInstance)
+                .subscribe(event -> unreachable = true);
+        for (StatefulRedisPubSubConnection<String, String> sentinel : sentinelWatch) {
+            sentinel.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String channel, String message) {
+                    onSwitchMaster(message, config.masterName());
+                }
+            });
+        }
     }
 
     /**
@@ -115,6 +159,34 @@ public final class RedisGateway implements AutoCloseable {
         return disconnects.get();
     }
 
+    /**
+     * Sentinel announced a new master: the command and pub/sub connections are dropped at once
+     * so that Lettuce reconnects through the Sentinels to the new master. Waiting for the old
+     * master to close them would let writes land on a deposed master meanwhile.
+     */
+    private void onSwitchMaster(String message, String masterName) {
+        // "<name> <old ip> <old port> <new ip> <new port>"
+        String[] parts = message.split(" ");
+        if (parts.length == 5 && parts[0].equals(masterName) && !closed) {
+            LOG.info("Sentinel switched master '{}' to {}:{}; reconnecting", masterName, parts[3], parts[4]);
+            disconnect(connection);
+            disconnect(pubSub);
+        }
+    }
+
+    private static void disconnect(StatefulConnection<?, ?> connection) {
+        if (!(connection instanceof RedisChannelHandler<?, ?> handler)) {
+            return;
+        }
+        RedisChannelWriter writer = handler.getChannelWriter();
+        while (writer instanceof CommandExpiryWriter expiry) {
+            writer = expiry.getDelegate();
+        }
+        if (writer instanceof DefaultEndpoint endpoint) {
+            endpoint.disconnect();
+        }
+    }
+
     /** What one topology's connect produced; closed as a whole when a later step fails. */
     private static final class Connected {
         AbstractRedisClient client;
@@ -122,9 +194,11 @@ public final class RedisGateway implements AutoCloseable {
         RedisClusterAsyncCommands<String, String> commands;
         StatefulRedisClusterConnection<String, String> cluster;
         StatefulRedisPubSubConnection<String, String> pubSub;
+        List<StatefulRedisPubSubConnection<String, String>> sentinelWatch = new ArrayList<>();
         boolean sharded;
 
         void close() {
+            sentinelWatch.forEach(StatefulConnection::close);
             if (pubSub != null) {
                 pubSub.close();
             }
@@ -159,6 +233,7 @@ public final class RedisGateway implements AutoCloseable {
             if (gateway.syncReplicas > 0) {
                 gateway.checkWait();
             }
+            gateway.checkEviction();
             return gateway;
         } catch (RuntimeException e) {
             connected.close();
@@ -192,6 +267,10 @@ public final class RedisGateway implements AutoCloseable {
 
     private static <B extends ClientOptions.Builder> B options(B builder, RelockConfig config) {
         builder.autoReconnect(true)
+                // At most once: a command in flight when its connection breaks fails instead of
+                // being re-sent after the reconnect, and a command issued while disconnected fails
+                // at once; the gateway's own retries re-run scripts knowing they may have run.
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(timeouts(config))
                 .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout(config)).build());
         if (config.trustedCertificates() != null) {
@@ -244,7 +323,23 @@ public final class RedisGateway implements AutoCloseable {
         if (config.password() != null) {
             uri.setAuthentication(config.username(), CharBuffer.wrap(config.password()));
         }
-        connectTo(RedisClient.create(resources, uri), config, out);
+        RedisClient client = RedisClient.create(resources, uri);
+        connectTo(client, config, out);
+        watchSentinels(client, uri, out);
+    }
+
+    /** Subscribes to {@code +switch-master} on every Sentinel that answers; none answering is no error. */
+    private static void watchSentinels(RedisClient client, RedisURI uri, Connected out) {
+        for (RedisURI sentinel : uri.getSentinels()) {
+            try {
+                StatefulRedisPubSubConnection<String, String> watch = client.connectPubSub(StringCodec.UTF8, sentinel);
+                out.sentinelWatch.add(watch);
+                watch.async().subscribe("+switch-master");
+            } catch (RuntimeException e) {
+                LOG.debug("cannot watch Sentinel {}:{} for master switches: {}", sentinel.getHost(), sentinel.getPort(),
+                        e.toString());
+            }
+        }
     }
 
     private static void connectMasterReplica(RelockConfig config, ClientResources resources, String clientId,
@@ -314,18 +409,16 @@ public final class RedisGateway implements AutoCloseable {
     }
 
     static int majorVersion(String info) {
-        for (String line : info.split("\r?\n")) {
-            if (line.startsWith("redis_version:")) {
-                String version = line.substring("redis_version:".length()).trim();
-                int dot = version.indexOf('.');
-                try {
-                    return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
-                } catch (NumberFormatException e) {
-                    return 0;
-                }
-            }
+        String version = infoField(info, "redis_version");
+        if (version == null) {
+            return 0;
         }
-        return 0;
+        int dot = version.indexOf('.');
+        try {
+            return Integer.parseInt(dot < 0 ? version : version.substring(0, dot));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private void loadScripts() {
@@ -351,6 +444,37 @@ public final class RedisGateway implements AutoCloseable {
         }
     }
 
+    /**
+     * Warns once when the server may evict lock keys: every lock key has a TTL, so a
+     * {@code volatile-*} policy picks them first, and an {@code allkeys-*} policy may pick them
+     * too. An evicted key is a released lock while its holder works on (the watchdog reports it
+     * as lost at its next renewal, too late).
+     */
+    private void checkEviction() {
+        String policy;
+        try {
+            policy = infoField(Futures.await(commands.info("memory").toCompletableFuture(), "read INFO memory"),
+                    "maxmemory_policy");
+        } catch (RuntimeException e) {
+            LOG.debug("cannot read the maxmemory-policy of {} ({}); not checked", target, e.getMessage());
+            return;
+        }
+        if (policy != null && !policy.equals("noeviction")) {
+            LOG.warn("Redis at {} has maxmemory-policy '{}': when it reaches maxmemory it may evict lock keys "
+                    + "(they have a TTL), which releases locks while their holders still work; use 'noeviction' "
+                    + "for the Redis that holds locks", target, policy);
+        }
+    }
+
+    static String infoField(String info, String field) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith(field + ":")) {
+                return line.substring(field.length() + 1).trim();
+            }
+        }
+        return null;
+    }
+
     private void checkWait() {
         try {
             Futures.await(commands.waitForReplication(0, 1).toCompletableFuture(), "WAIT");
@@ -361,8 +485,59 @@ public final class RedisGateway implements AutoCloseable {
         }
     }
 
-    /** Runs a script; a null reply completes with null. */
+    /**
+     * How long a call may keep trying through connection trouble, as {@link System#nanoTime()}
+     * instants: until {@code deadlineNanos} at most; and, on a single server, only until
+     * {@code patientUntilNanos} once the server refuses connections (nothing could take its place).
+     */
+    public record Budget(long deadlineNanos, long patientUntilNanos) {}
+
+    /** The budget of a call that does not wait: the command timeout from now. */
+    public Budget budget() {
+        long now = System.nanoTime();
+        return new Budget(now + commandTimeoutNanos, now);
+    }
+
+    /**
+     * The budget of a waiting call: until {@code waitDeadlineNanos}, and at least the command
+     * timeout. A single server that refuses connections ends it at once: nothing can take its place.
+     */
+    public Budget budget(long waitDeadlineNanos) {
+        long now = System.nanoTime();
+        return new Budget(Math.max(waitDeadlineNanos, now + commandTimeoutNanos), canFailOver ? waitDeadlineNanos : now);
+    }
+
+    /** Runs a script within the default {@link #budget()}; a null reply completes with null. */
     public <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, String[] keys, String... args) {
+        return eval(script, type, budget(), false, keys, args);
+    }
+
+    /**
+     * Runs a script, retrying through connection trouble and failovers within {@code budget}. Every
+     * script gets one more argument, last: {@code '1'} when this run may repeat one that already
+     * took effect (a retry, or {@code repeat} set by the caller), else {@code '0'}; scripts that
+     * change state use it to answer a repeat with the first run's outcome instead of applying it
+     * twice. A null reply completes with null.
+     */
+    public <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, Budget budget, boolean repeat,
+            String[] keys, String... args) {
+        String[] first = withRepeatFlag(args, repeat);
+        String[] again = withRepeatFlag(args, true);
+        return retrying(budget, attempt -> evalOnce(script, type, keys, attempt == 0 ? first : again));
+    }
+
+    /** Runs a read-only command, retrying within the default {@link #budget()}. */
+    public <T> CompletableFuture<T> read(Function<RedisClusterAsyncCommands<String, String>, RedisFuture<T>> command) {
+        return retrying(budget(), attempt -> command.apply(commands).toCompletableFuture());
+    }
+
+    private static String[] withRepeatFlag(String[] args, boolean repeat) {
+        String[] flagged = java.util.Arrays.copyOf(args, args.length + 1);
+        flagged[args.length] = repeat ? "1" : "0";
+        return flagged;
+    }
+
+    private <T> CompletableFuture<T> evalOnce(Script script, ScriptOutputType type, String[] keys, String[] args) {
         String sha = script.sha(sharded);
         CompletableFuture<T> bySha = commands.<T>evalsha(sha, type, keys, args).toCompletableFuture();
         return bySha.exceptionallyCompose(error -> {
@@ -371,6 +546,84 @@ public final class RedisGateway implements AutoCloseable {
             }
             return CompletableFuture.failedFuture(Exceptions.unwrap(error));
         });
+    }
+
+    /** The longest pause between two tries: short, since a reconnect or a promotion is awaited. */
+    static final long MAX_RETRY_PAUSE_MILLIS = 200;
+
+    private <T> CompletableFuture<T> retrying(Budget budget,
+            java.util.function.IntFunction<CompletableFuture<T>> call) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        tryOnce(budget, call, 0, result);
+        return result;
+    }
+
+    private <T> void tryOnce(Budget budget, java.util.function.IntFunction<CompletableFuture<T>> call, int attempt,
+            CompletableFuture<T> result) {
+        CompletableFuture<T> reply;
+        try {
+            reply = call.apply(attempt);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        reply.whenComplete((value, error) -> {
+            if (error == null) {
+                result.complete(value);
+                return;
+            }
+            Throwable failure = Exceptions.unwrap(error);
+            long pauseMillis = Math.min(MAX_RETRY_PAUSE_MILLIS, 10L << Math.min(attempt, 5));
+            long now = System.nanoTime();
+            boolean refused = !canFailOver && unreachable && now - budget.patientUntilNanos() >= 0;
+            if (closed || !transientFailure(failure) || refused
+                    || now + TimeUnit.MILLISECONDS.toNanos(pauseMillis) - budget.deadlineNanos() > 0) {
+                result.completeExceptionally(failure);
+                return;
+            }
+            LOG.debug("retrying after {} (attempt {})", failure.toString(), attempt + 1);
+            onTransientFailure(failure);
+            timer.newTimeout(timeout -> tryOnce(budget, call, attempt + 1, result), pauseMillis, TimeUnit.MILLISECONDS);
+        });
+    }
+
+    private final AtomicLong lastRefreshNanos = new AtomicLong(System.nanoTime());
+
+    /**
+     * Helps the retry along: a cluster re-reads its slot map (a promoted replica is found now,
+     * not at the next periodic refresh), and a Sentinel client that met a demoted master
+     * ({@code READONLY}) reconnects, asking the Sentinels where the master is.
+     */
+    private void onTransientFailure(Throwable failure) {
+        if (String.valueOf(failure.getMessage()).startsWith("READONLY") && sentinelWatch != null
+                && !sentinelWatch.isEmpty()) {
+            disconnect(connection);
+            return;
+        }
+        long last = lastRefreshNanos.get();
+        long now = System.nanoTime();
+        if (client instanceof RedisClusterClient clusterClient && now - last >= ADAPTIVE_REFRESH_LIMIT.toNanos()
+                && lastRefreshNanos.compareAndSet(last, now)) {
+            clusterClient.refreshPartitionsAsync();
+        }
+    }
+
+    /**
+     * Failures after which the same call may succeed: the connection broke or is being
+     * re-established, the command timed out, or the node is not (yet) a writable master.
+     */
+    static boolean transientFailure(Throwable failure) {
+        if (failure instanceof RedisCommandTimeoutException || failure instanceof RedisConnectionException
+                || failure instanceof IOException) {
+            return true;
+        }
+        String message = String.valueOf(failure.getMessage());
+        if (failure instanceof RedisCommandExecutionException) {
+            return message.startsWith("READONLY") || message.startsWith("MASTERDOWN") || message.startsWith("LOADING")
+                    || message.startsWith("CLUSTERDOWN") || message.startsWith("TRYAGAIN");
+        }
+        return failure instanceof RedisException && (message.contains("not connected")
+                || message.contains("Connection disconnected") || message.contains("Connection closed")
+                || message.contains("Connection reset"));
     }
 
     /** The command connection, for plain commands; in a cluster they are routed by key. */
@@ -459,6 +712,9 @@ public final class RedisGateway implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
+        reconnectFailures.dispose();
+        sentinelWatch.forEach(StatefulConnection::close);
         Disposable events = topologyEvents;
         if (events != null) {
             events.dispose();

@@ -47,11 +47,11 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
     }
 
     private static CompletableFuture<String> mode(LockBase lock) {
-        return lock.runtime.gateway().commands().hget(lock.key(), "mode").toCompletableFuture();
+        return lock.runtime.gateway().read(commands -> commands.hget(lock.key(), "mode"));
     }
 
     private static CompletableFuture<Integer> count(LockBase lock, String field) {
-        return lock.runtime.gateway().commands().hget(lock.key(), field).toCompletableFuture()
+        return lock.runtime.gateway().<String>read(commands -> commands.hget(lock.key(), field))
                 .thenApply(count -> count == null ? 0 : Integer.parseInt(count));
     }
 
@@ -67,26 +67,28 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         }
 
         @Override
-        protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
-            return runtime.gateway().<Long>eval(Script.RW_READ_ACQUIRE, ScriptOutputType.INTEGER,
-                    new String[] {key(), timeoutPrefix(field)}, Long.toString(leaseMillis), field, field + ":write")
-                    .thenApply(Attempt::fromTtl);
+        protected CompletableFuture<Attempt> acquireOnce(Request request) {
+            String field = request.field();
+            return request.<Long>eval(runtime.gateway(), Script.RW_READ_ACQUIRE, ScriptOutputType.INTEGER,
+                    new String[] {key(), timeoutPrefix(field)}, request.lease(), field, field + ":write",
+                    request.countBefore()).thenApply(Attempt::fromTtl);
         }
 
-        private CompletableFuture<Long> release(String field, String countBefore) {
-            return runtime.gateway().eval(Script.RW_READ_RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {key(), channel(), timeoutPrefix(field), hashTagged()},
-                    UnlockChannels.UNLOCK_MESSAGE, field, countBefore);
+        private String[] releaseKeys(String field) {
+            return new String[] {key(), channel(), timeoutPrefix(field), hashTagged()};
         }
 
         @Override
-        protected CompletableFuture<Long> releaseOnce(String field, long leaseMillis) {
-            return release(field, "");
+        protected CompletableFuture<Long> releaseOnce(Request request) {
+            return request.eval(runtime.gateway(), Script.RW_READ_RELEASE, ScriptOutputType.INTEGER,
+                    releaseKeys(request.field()), UnlockChannels.UNLOCK_MESSAGE, request.field(), "",
+                    request.countBefore());
         }
 
         @Override
         protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
-            return release(field, Integer.toString(countBefore));
+            return runtime.gateway().eval(Script.RW_READ_RELEASE, ScriptOutputType.INTEGER, releaseKeys(field),
+                    UnlockChannels.UNLOCK_MESSAGE, field, Integer.toString(countBefore), "0");
         }
 
         @Override
@@ -137,9 +139,11 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         }
 
         @Override
-        protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
-            return runtime.gateway().<Long>eval(Script.RW_WRITE_ACQUIRE, ScriptOutputType.INTEGER,
-                    new String[] {key()}, Long.toString(leaseMillis), field, readerField(field)).thenApply(ttl -> {
+        protected CompletableFuture<Attempt> acquireOnce(Request request) {
+            String field = request.field();
+            return request.<Long>eval(runtime.gateway(), Script.RW_WRITE_ACQUIRE, ScriptOutputType.INTEGER,
+                    new String[] {key()}, request.lease(), field, readerField(field), request.countBefore())
+                    .thenApply(ttl -> {
                         if (ttl != null && ttl == UPGRADE) {
                             throw new IllegalMonitorStateException("cannot take the write lock of '" + getName()
                                     + "' while holding only its read lock (" + readerField(field)
@@ -149,20 +153,18 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
                     });
         }
 
-        private CompletableFuture<Long> release(String field, long leaseMillis, String countBefore) {
-            return runtime.gateway().eval(Script.RW_WRITE_RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {key(), channel()}, UnlockChannels.READ_UNLOCK_MESSAGE, Long.toString(leaseMillis),
-                    field, countBefore);
-        }
-
         @Override
-        protected CompletableFuture<Long> releaseOnce(String field, long leaseMillis) {
-            return release(field, leaseMillis, "");
+        protected CompletableFuture<Long> releaseOnce(Request request) {
+            return request.eval(runtime.gateway(), Script.RW_WRITE_RELEASE, ScriptOutputType.INTEGER,
+                    new String[] {key(), channel()}, UnlockChannels.READ_UNLOCK_MESSAGE, request.lease(),
+                    request.field(), "", request.countBefore());
         }
 
         @Override
         protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
-            return release(field, runtime.watchdog().leaseMillis(), Integer.toString(countBefore));
+            return runtime.gateway().eval(Script.RW_WRITE_RELEASE, ScriptOutputType.INTEGER,
+                    new String[] {key(), channel()}, UnlockChannels.READ_UNLOCK_MESSAGE,
+                    Long.toString(runtime.watchdog().leaseMillis()), field, Integer.toString(countBefore), "0");
         }
 
         @Override

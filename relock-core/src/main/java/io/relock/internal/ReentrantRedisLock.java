@@ -14,15 +14,17 @@ public class ReentrantRedisLock extends LockBase {
     }
 
     @Override
-    protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
-        return runtime.gateway().<Long>eval(Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER, new String[] {key()},
-                Long.toString(leaseMillis), field).thenApply(Attempt::fromTtl);
+    protected CompletableFuture<Attempt> acquireOnce(Request request) {
+        return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
+                new String[] {key()}, request.lease(), request.field(), request.countBefore())
+                .thenApply(Attempt::fromTtl);
     }
 
     @Override
-    protected CompletableFuture<Long> releaseOnce(String field, long leaseMillis) {
-        return runtime.gateway().eval(Script.LOCK_RELEASE, ScriptOutputType.INTEGER, new String[] {key(), channel()},
-                UnlockChannels.UNLOCK_MESSAGE, Long.toString(leaseMillis), field);
+    protected CompletableFuture<Long> releaseOnce(Request request) {
+        return request.eval(runtime.gateway(), Script.LOCK_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {key(), channel()}, UnlockChannels.UNLOCK_MESSAGE, request.lease(), request.field(),
+                request.countBefore());
     }
 
     @Override
@@ -33,7 +35,7 @@ public class ReentrantRedisLock extends LockBase {
 
     @Override
     protected CompletableFuture<Integer> holdCountOnce(String field) {
-        return runtime.gateway().commands().hget(key(), field).toCompletableFuture()
+        return runtime.gateway().<String>read(commands -> commands.hget(key(), field))
                 .thenApply(count -> count == null ? 0 : Integer.parseInt(count));
     }
 

@@ -17,32 +17,34 @@ public final class SimpleRedisLock extends LockBase {
     }
 
     @Override
-    protected CompletableFuture<Attempt> acquireOnce(String field, long leaseMillis) {
-        return runtime.gateway().<Long>eval(Script.SIMPLE_ACQUIRE, ScriptOutputType.INTEGER, new String[] {key()},
-                Long.toString(leaseMillis), field).thenApply(ttl -> {
+    protected CompletableFuture<Attempt> acquireOnce(Request request) {
+        return request.<Long>eval(runtime.gateway(), Script.SIMPLE_ACQUIRE, ScriptOutputType.INTEGER,
+                new String[] {key()}, request.lease(), request.field()).thenApply(ttl -> {
                     if (ttl != null && ttl == ALREADY_HELD) {
                         throw new IllegalMonitorStateException("lock '" + getName()
-                                + "' is not reentrant and is already held by " + field);
+                                + "' is not reentrant and is already held by " + request.field());
                     }
                     return Attempt.fromTtl(ttl);
                 });
     }
 
     @Override
-    protected CompletableFuture<Long> releaseOnce(String field, long leaseMillis) {
-        return runtime.gateway().eval(Script.SIMPLE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {key(), channel()}, UnlockChannels.UNLOCK_MESSAGE, field);
+    protected CompletableFuture<Long> releaseOnce(Request request) {
+        return request.eval(runtime.gateway(), Script.SIMPLE_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {key(), channel()}, UnlockChannels.UNLOCK_MESSAGE, request.field());
     }
 
     @Override
     protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
         // Never reentrant, so an applied acquire is exactly a key holding this owner's token.
-        return releaseOnce(field, 0).thenApply(released -> released == null ? 0L : released);
+        return runtime.gateway().<Long>eval(Script.SIMPLE_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {key(), channel()}, UnlockChannels.UNLOCK_MESSAGE, field)
+                .thenApply(released -> released == null ? 0L : released);
     }
 
     @Override
     protected CompletableFuture<Integer> holdCountOnce(String field) {
-        return runtime.gateway().commands().get(key()).toCompletableFuture()
+        return runtime.gateway().<String>read(commands -> commands.get(key()))
                 .thenApply(holder -> field.equals(holder) ? 1 : 0);
     }
 

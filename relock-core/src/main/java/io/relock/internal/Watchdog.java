@@ -65,17 +65,21 @@ final class Watchdog {
         stopped = true;
     }
 
-    /** Records an acquire; {@code requestedLease} is {@link Args#WATCHDOG_LEASE} for renewal. */
-    void acquired(LockBase lock, long owner, String field, long requestedLease) {
+    /**
+     * Records an acquire that left the owner with {@code count} holds; {@code requestedLease} is
+     * {@link Args#WATCHDOG_LEASE} for renewal.
+     */
+    void acquired(LockBase lock, long owner, String field, long requestedLease, int count) {
         boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
         long lease = watchdog ? leaseMillis : requestedLease;
-        holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {
+        Hold hold = holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {
             // A re-entry keeps the watchdog if any acquire of this hold asked for it, as Redisson does.
             if (previous != null && !previous.lost && previous.watchdog) {
                 return previous;
             }
             return new Hold(lock, owner, field, lease, watchdog, nanoTime.getAsLong());
         });
+        hold.count = count;
     }
 
     Hold get(LockBase lock, long owner) {
@@ -112,9 +116,11 @@ final class Watchdog {
         for (Hold hold : holds.values()) {
             if (hold.watchdog && !hold.lost) {
                 due.add(hold);
-            } else if (TimeUnit.NANOSECONDS.toMillis(now - hold.renewedAtNanos) > hold.leaseMillis + leaseMillis) {
-                // A fixed lease that ran out, or a lost hold, nobody unlocked: kept for one more
-                // watchdog timeout so a late unlock() can still say why, then forgotten.
+            } else if (!hold.lost
+                    && TimeUnit.NANOSECONDS.toMillis(now - hold.renewedAtNanos) > hold.leaseMillis + leaseMillis) {
+                // A fixed lease that ran out and nobody unlocked: kept for one more watchdog
+                // timeout so a late unlock() can still say why, then forgotten. A lost hold stays
+                // until its owner unlocks or acquires again, so that unlock() says "lost".
                 forget(hold);
             }
         }

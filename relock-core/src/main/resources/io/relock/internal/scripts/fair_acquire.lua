@@ -4,8 +4,14 @@
 -- process died) is dropped when it reaches the head of the queue and its deadline has passed.
 -- Work per call does not grow with the queue: only dead heads are removed, each once.
 -- KEYS[1] lock key, KEYS[2] queue, KEYS[3] deadlines;
--- ARGV[1] lease in ms, ARGV[2] owner field, ARGV[3] waiter timeout (threadWaitTime) in ms.
+-- ARGV[1] lease in ms, ARGV[2] owner field, ARGV[3] waiter timeout (threadWaitTime) in ms,
+-- ARGV[4] the owner's hold count before this call, ARGV[5] '1' when this call may repeat one
+-- that already took effect (queueing twice is harmless; acquiring twice is not).
 -- Returns nil when acquired, else how long to wait before trying again, in ms.
+if ARGV[5] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[4]) + 1 then
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return nil
+end
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then

@@ -1,8 +1,15 @@
 -- Reentrant release. KEYS[1] lock key, KEYS[2] unlock channel;
--- ARGV[1] unlock message, ARGV[2] lease in ms kept while still held, ARGV[3] owner field.
+-- ARGV[1] unlock message, ARGV[2] lease in ms kept while still held, ARGV[3] owner field,
+-- ARGV[4] the owner's hold count before this call as the client knows it ('0' if unknown),
+-- ARGV[5] '1' when this call may repeat one that already took effect.
 -- Returns nil when the caller is not a holder, 0 when still held (count decremented),
 -- 1 when released (key deleted, waiters notified).
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]) or '0')
+if ARGV[5] == '1' and count == tonumber(ARGV[4]) - 1 then
+    -- The first run took effect; answer as it did.
+    return count > 0 and 0 or 1
+end
+if count == 0 then
     return nil
 end
 if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then

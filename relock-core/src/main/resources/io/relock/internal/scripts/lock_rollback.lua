@@ -1,5 +1,7 @@
--- Undo an acquire whose reply was lost, but only if it was applied: the owner's count is then
--- exactly one more than it was before the attempt. KEYS[1] lock key, KEYS[2] unlock channel;
+-- Undo an acquire whose outcome the caller never learnt, but only if it took effect: the owner's
+-- count is then exactly one more than before the attempt (acquires never apply twice, see
+-- lock_acquire.lua). Running this again changes nothing more.
+-- KEYS[1] lock key, KEYS[2] unlock channel;
 -- ARGV[1] owner field, ARGV[2] hold count before the attempt, ARGV[3] unlock message.
 -- Returns 1 when an applied acquire was undone, 0 when there was nothing to undo.
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')

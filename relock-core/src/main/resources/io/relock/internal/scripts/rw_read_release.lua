@@ -1,10 +1,15 @@
 -- Releases one read hold, or undoes one whose acquire reply was lost.
 -- KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] this owner's timeout prefix, KEYS[4] the
 -- lock's timeout prefix; ARGV[1] unlock message, ARGV[2] owner field, ARGV[3] for an undo the
--- count before the lost acquire, else ''.
+-- count before the lost acquire, else ''; ARGV[4] the owner's read hold count before this
+-- release as the client knows it ('0' if unknown), ARGV[5] '1' when this call may repeat one
+-- that already took effect.
 -- Returns nil when the owner holds no read lock, -1 when there is nothing to undo, 0 when the
 -- owner still holds it, 1 when the owner's last read hold is gone.
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0')
+if ARGV[3] == '' and ARGV[5] == '1' and count == tonumber(ARGV[4]) - 1 then
+    return count > 0 and 0 or 1
+end
 if ARGV[3] ~= '' and count ~= tonumber(ARGV[3]) + 1 then
     return -1
 end

@@ -1,7 +1,13 @@
 -- Write lock (Redisson's layout): 'mode' = 'write' and the field '<owner>:write'.
 -- KEYS[1] lock key; ARGV[1] lease in ms, ARGV[2] the owner's write field, ARGV[3] the owner's
--- read field. Returns nil when acquired, -3 when the owner holds only a read lock (an upgrade,
+-- read field, ARGV[4] the owner's write hold count before this call, ARGV[5] '1' when this call
+-- may repeat one that already took effect.
+-- Returns nil when acquired, -3 when the owner holds only a read lock (an upgrade,
 -- refused: it would wait for itself), else the lock's TTL in ms.
+if ARGV[5] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[4]) + 1 then
+    redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
+    return nil
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
     redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)

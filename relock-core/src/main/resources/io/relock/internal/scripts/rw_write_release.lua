@@ -2,10 +2,15 @@
 -- holds read locks (a downgrade), the lock stays in 'read' mode for them.
 -- KEYS[1] lock key, KEYS[2] unlock channel; ARGV[1] unlock message (wakes every waiter),
 -- ARGV[2] lease in ms kept while still held, ARGV[3] the owner's write field, ARGV[4] for an
--- undo the count before the lost acquire, else ''.
+-- undo the count before the lost acquire, else ''; ARGV[5] the owner's write hold count before
+-- this release as the client knows it ('0' if unknown), ARGV[6] '1' when this call may repeat
+-- one that already took effect.
 -- Returns nil when the owner holds no write lock, -1 when there is nothing to undo, 0 when
 -- still held, 1 when released.
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]) or '0')
+if ARGV[4] == '' and ARGV[6] == '1' and count == tonumber(ARGV[5]) - 1 then
+    return count > 0 and 0 or 1
+end
 if ARGV[4] ~= '' and count ~= tonumber(ARGV[4]) + 1 then
     return -1
 end
