@@ -492,15 +492,17 @@ public abstract class LockBase implements DistributedLock {
             this.leaseMillis = leaseMillis;
             this.startNanos = runtime.nanoTime();
             this.field = fieldOf(owner);
-            Hold hold = runtime.watchdog().get(LockBase.this, owner);
-            this.reentry = hold != null && !hold.lost;
+            // A lost hold may still be on Redis (the renewal failed, the key did not expire yet):
+            // its count is read too, else a repeat would be judged against the wrong count.
+            this.reentry = runtime.watchdog().get(LockBase.this, owner) != null;
         }
 
         void begin() {
             runtime.register(this);
             if (reentry) {
-                // Undoing an acquire whose reply was lost needs the exact count before it;
-                // a first acquire starts from 0 and needs no round trip for that.
+                // Recognising a repeat, and undoing an acquire whose outcome stayed unknown,
+                // need the exact count before it; a first acquire starts from 0 and needs no
+                // round trip for that.
                 holdCountOnce(field).whenComplete((count, error) -> {
                     if (error != null) {
                         finish(null, Exceptions.translate(describe("acquire"), error));
