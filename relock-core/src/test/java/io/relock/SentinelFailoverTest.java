@@ -92,6 +92,37 @@ class SentinelFailoverTest {
     }
 
     @Test
+    void aWaiterRidesThroughAKilledMasterAndTheHolderUnlocksOnThePromotedOne() throws Exception {
+        String name = "riding";
+        DistributedLock lock = clients.create().getLock(name);
+        lock.lock();
+        RedisServer old = topology.master();
+        long written = ClusterLockTest.replicationOffset(old, "master_repl_offset");
+        Eventually.await(PROMPTLY, "the replicas have the hold", () -> topology.replicas().stream()
+                .allMatch(replica -> ClusterLockTest.replicationOffset(replica, "slave_repl_offset") >= written));
+        Relock waiterClient = clients.create();
+        CompletableFuture<Boolean> waiter = Threads.call(() -> waiterClient.getLock(name).tryLock(30, TimeUnit.SECONDS));
+        Eventually.await(PROMPTLY, "a waiter subscribed", () -> waiterClient.getLockInfo(name).waitingClients() > 0);
+
+        old.kill();
+        RedisServer promoted = topology.awaitMasterChange(old, FAILOVER_BOUND);
+        Eventually.await(FAILOVER_BOUND, "the holder's client reaches the promoted master", () -> {
+            try {
+                return lock.isHeldByCurrentThread();
+            } catch (RelockException e) {
+                return false;
+            }
+        });
+        assertThat(waiter).as("the waiter is still waiting, not failed by the dead master").isNotDone();
+        lock.unlock();
+
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(promoted.command("EXISTS", name)).isEqualTo(1L);
+        assertThat(waiterClient.getLockInfo(name).holders().keySet()).singleElement().asString()
+                .startsWith(waiterClient.clientId());
+    }
+
+    @Test
     void afterAManualFailoverAnUnlockLandsOnTheNewMasterAndAWaiterRidesThrough() throws Exception {
         String name = "switched";
         DistributedLock lock = clients.create().getLock(name);

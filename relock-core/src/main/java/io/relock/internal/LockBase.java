@@ -49,11 +49,11 @@ public abstract class LockBase implements DistributedLock {
 
     /** Prefix of the unlock channel of reentrant, fenced, simple and spin locks (Redisson's name). */
     static final String LOCK_CHANNEL_PREFIX = "redisson_lock__channel";
+    /** Prefix of the unlock channel of read-write locks (Redisson's name). */
+    static final String RW_CHANNEL_PREFIX = "redisson_rwlock";
 
     /** The longest a waiter parks when it cannot be sure its subscription still hears releases. */
     static final long UNSURE_PARK_MILLIS = 1000;
-    /** Prefix of the unlock channel of read-write locks (Redisson's name). */
-    static final String RW_CHANNEL_PREFIX = "redisson_rwlock";
 
     /** The unlock channel of a lock key, as Redisson names it. */
     static String channelName(String key) {
@@ -218,7 +218,8 @@ public abstract class LockBase implements DistributedLock {
     /** Deletes the key whoever holds it and wakes waiters; true if there was a lock. */
     protected final boolean forceRelease() {
         runtime.checkOpen();
-        CompletableFuture<Long> reply = runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER, new String[] {key, channel}, UnlockChannels.UNLOCK_MESSAGE);
+        CompletableFuture<Long> reply = runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {key, channel}, UnlockChannels.UNLOCK_MESSAGE);
         return Futures.await(reply, describe("force-unlock")) == 1;
     }
 

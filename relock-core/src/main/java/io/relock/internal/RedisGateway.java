@@ -3,13 +3,14 @@ package io.relock.internal;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisConnectionException;
-import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisChannelWriter;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
@@ -29,27 +30,29 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.event.connection.ReconnectFailedEvent;
 import io.lettuce.core.masterreplica.MasterReplica;
-import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.CommandExpiryWriter;
+import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.DefaultEndpoint;
-import io.lettuce.core.RedisChannelWriter;
 import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
+import io.netty.util.Timer;
 import io.relock.RelockConfig;
 import io.relock.RelockException;
-import io.netty.util.Timer;
 import java.io.IOException;
+import java.net.SocketAddress;
 import java.nio.CharBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -58,9 +61,13 @@ import reactor.core.Disposable;
  * The client's connections to Redis, whatever the topology: one for commands and one for
  * pub/sub (in a cluster, Lettuce keeps one of each per node behind them). Lettuce does the
  * topology work: finding the master through Sentinel, routing by slot and following redirects
- * in a cluster, reconnecting. Commands issued while disconnected wait for the reconnect up to
- * the command timeout. Scripts run with EVALSHA and fall back to EVAL (which caches them
+ * in a cluster, reconnecting. Scripts run with EVALSHA and fall back to EVAL (which caches them
  * again) when a server answers NOSCRIPT, e.g. after a restart, a failover or on a new node.
+ *
+ * <p>At most once: Lettuce never re-sends a command by itself (a command in flight when its
+ * connection breaks fails, one issued while disconnected fails at once). The gateway retries
+ * within the caller's {@link Budget}, and tells a script when its run may repeat one that took
+ * effect, so that the script can answer as the first run did.
  *
  * <p>In a cluster of Redis 7 or newer, unlock notifications use sharded pub/sub: the release
  * scripts SPUBLISH and waiters SSUBSCRIBE on the node that owns the lock's slot, so a message
@@ -123,7 +130,7 @@ public final class RedisGateway implements AutoCloseable {
         this.sentinelWatch = connected.sentinelWatch;
         client.addListener(new RedisConnectionStateListener() {
             @Override
-            public void onRedisConnected(RedisChannelHandler<?, ?> connection, java.net.SocketAddress address) {
+            public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress address) {
                 unreachable = false;
             }
 
@@ -532,7 +539,7 @@ public final class RedisGateway implements AutoCloseable {
     }
 
     private static String[] withRepeatFlag(String[] args, boolean repeat) {
-        String[] flagged = java.util.Arrays.copyOf(args, args.length + 1);
+        String[] flagged = Arrays.copyOf(args, args.length + 1);
         flagged[args.length] = repeat ? "1" : "0";
         return flagged;
     }
@@ -552,13 +559,13 @@ public final class RedisGateway implements AutoCloseable {
     static final long MAX_RETRY_PAUSE_MILLIS = 200;
 
     private <T> CompletableFuture<T> retrying(Budget budget,
-            java.util.function.IntFunction<CompletableFuture<T>> call) {
+            IntFunction<CompletableFuture<T>> call) {
         CompletableFuture<T> result = new CompletableFuture<>();
         tryOnce(budget, call, 0, result);
         return result;
     }
 
-    private <T> void tryOnce(Budget budget, java.util.function.IntFunction<CompletableFuture<T>> call, int attempt,
+    private <T> void tryOnce(Budget budget, IntFunction<CompletableFuture<T>> call, int attempt,
             CompletableFuture<T> result) {
         CompletableFuture<T> reply;
         try {
@@ -624,11 +631,6 @@ public final class RedisGateway implements AutoCloseable {
         return failure instanceof RedisException && (message.contains("not connected")
                 || message.contains("Connection disconnected") || message.contains("Connection closed")
                 || message.contains("Connection reset"));
-    }
-
-    /** The command connection, for plain commands; in a cluster they are routed by key. */
-    public RedisClusterAsyncCommands<String, String> commands() {
-        return commands;
     }
 
     /** The pub/sub connection. */
