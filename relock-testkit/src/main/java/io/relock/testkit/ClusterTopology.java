@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -46,9 +47,10 @@ import org.slf4j.LoggerFactory;
  * config epoch ({@code CLUSTER SET-CONFIG-EPOCH}), the first node meets the others
  * ({@code CLUSTER MEET}), and each replica follows its master ({@code CLUSTER REPLICATE}); the
  * i-th replica follows master {@code i % masters}. {@link #start()} returns once the cluster is
- * healthy: every node reports {@code cluster_state:ok} with all slots served and knows every
- * other node, none flagged failing, all agreeing on who replicates whom, and every master has
- * its replicas online.
+ * settled, as {@link #awaitHealthy(Duration)} describes: every node reports
+ * {@code cluster_state:ok} with all slots served, every node's {@code CLUSTER NODES} is the same
+ * (slot map, replication, config epochs), none flagged failing, and every master has its
+ * replicas online.
  *
  * <p>Nodes run with {@code cluster-node-timeout} 1000 ms by default, so a killed master is
  * replaced by its replica within a few seconds; and with {@code cluster-replica-validity-factor 0},
@@ -61,6 +63,11 @@ import org.slf4j.LoggerFactory;
  * with Redis 6, which cannot move it); ports are taken from 20000–22767, so both stay below
  * 32768, where Linux starts handing out ports for outgoing connections, and a restarted node
  * finds them free.
+ *
+ * <p>Every helper that waits ({@link #start()}, {@link #failover(RedisServer)},
+ * {@link #awaitHealthy()}, {@link #restore()}) polls the nodes for a stated condition, bounded by
+ * its timeout, and fails with an {@link IllegalStateException} that names the condition it did
+ * not reach, what was missing last and the tails of the nodes' logs.
  *
  * <p>Thread-safe. Every wait is bounded; every process is tracked so that none outlives the JVM.
  */
@@ -82,7 +89,7 @@ public final class ClusterTopology implements AutoCloseable {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterTopology.class);
-    private static final String HEALTHY = "a healthy cluster";
+    private static final String SETTLED = "a settled cluster";
     private static final int BUS_PORT_OFFSET = 10000;
     private static final int FIRST_PORT = 20000;
     /** Ports and bus ports stay below 32768, where Linux starts handing out ports for outgoing connections. */
@@ -107,10 +114,11 @@ public final class ClusterTopology implements AutoCloseable {
 
     /**
      * Starts {@value #DEFAULT_MASTERS} masters with {@value #DEFAULT_REPLICAS_PER_MASTER}
-     * replica each, forms the cluster, and returns once it is healthy.
+     * replica each, forms the cluster, and returns once it is settled, as
+     * {@link #awaitHealthy(Duration)} describes.
      *
      * @return the running cluster
-     * @throws IllegalStateException if a node does not start, or the cluster is not healthy
+     * @throws IllegalStateException if a node does not start, or the cluster is not settled
      *     within {@link #DEFAULT_TIMEOUT}; the message says what was missing and includes the
      *     tails of the nodes' logs. Whatever was started is stopped.
      */
@@ -239,17 +247,33 @@ public final class ClusterTopology implements AutoCloseable {
      * Promotes a replica of {@code master}: runs {@code CLUSTER FAILOVER} on its first running
      * replica — a coordinated failover, in which {@code master} stops taking writes until the
      * replica has caught up and then becomes its replica — or {@code CLUSTER FAILOVER FORCE}
-     * if {@code master} is down or paused. Returns once the replica reports {@code role:master}
-     * and every node that answers reports {@code cluster_state:ok} and sees the replica as a
-     * master.
+     * if {@code master} is down or paused. Returns once the failover is over and every node that
+     * answers agrees on it; checked in one probe and repeated every 50 ms:
+     * <ul>
+     * <li>the replica reports {@code role:master};</li>
+     * <li>every node that runs and is not paused reports {@code cluster_state:ok} with all slots
+     *     served, knows every node, and reports the same {@code cluster_current_epoch};</li>
+     * <li>their {@code CLUSTER NODES} agree: the same master for every slot range, the same
+     *     replication (who replicates whom), the same config epoch for every node that answers,
+     *     with no node that answers flagged {@code fail}, {@code fail?}, {@code handshake} or
+     *     {@code noaddr} and every link to it connected; the masters that answer have distinct
+     *     config epochs (so no collision is still to be resolved);</li>
+     * <li>the replica serves exactly the slot ranges {@code master} served; {@code master}, if it
+     *     answers, is its replica in every view;</li>
+     * <li>every replica that answers reports its master's port, {@code master_link_status:up}
+     *     and no sync in progress.</li>
+     * </ul>
+     * A {@code master} that is down or paused is not waited for; {@link #restore()} brings it
+     * back as a replica.
      *
      * @param master a master of this cluster
      * @param timeout how long to wait at most
      * @return the promoted replica, now the master of {@code master}'s slots
      * @throws IllegalArgumentException if {@code master} is not a node of this cluster, or not
      *     a master with slots
-     * @throws IllegalStateException if it has no replica that runs, or the failover does not
-     *     complete within {@code timeout}; the message includes the nodes' log tails
+     * @throws IllegalStateException if it has no replica that runs, or the failover is not over
+     *     within {@code timeout}; the message names the condition that was missing last and
+     *     includes the nodes' log tails
      */
     public RedisServer failover(RedisServer master, Duration timeout) {
         requireNode(master, "master");
@@ -279,14 +303,17 @@ public final class ClusterTopology implements AutoCloseable {
                     if (!"master".equals(role)) {
                         throw new NotReady("port " + replica.port() + " reports role " + role);
                     }
-                    for (RedisServer node : nodes) {
-                        if (reachable(node)) {
-                            requireStateOk(node);
-                            Entry seen = entry(parseNodes(probe(node, "CLUSTER", "NODES")), replica.port());
-                            if (seen == null || !seen.isMaster() || seen.slots() == 0) {
-                                throw new NotReady("node on port " + node.port() + " sees port " + replica.port() + " as "
-                                        + (seen == null ? "unknown" : seen.flags() + " with " + seen.slots() + " slots"));
-                            }
+                    List<Entry> agreed = checkAgreement(false);
+                    Entry seen = known(agreed, replica);
+                    if (!seen.isMaster() || !seen.slotRanges().equals(masterEntry.slotRanges())) {
+                        throw new NotReady("the nodes see port " + replica.port() + " as " + seen.flags() + " with slots ["
+                                + seen.slotRanges() + "] instead of master of [" + masterEntry.slotRanges() + "]");
+                    }
+                    if (reachable(master)) {
+                        Entry old = known(agreed, master);
+                        if (!seen.id().equals(old.masterId())) {
+                            throw new NotReady("the nodes see port " + master.port() + " as " + old.flags()
+                                    + " with master " + old.masterId() + ", not as a replica of port " + replica.port());
                         }
                     }
                     return replica;
@@ -303,31 +330,44 @@ public final class ClusterTopology implements AutoCloseable {
     }
 
     /**
-     * Waits until the cluster is healthy, as after {@link #start()}: every node running and not
-     * paused, reporting {@code cluster_state:ok} with all slots served, knowing all nodes with
-     * none flagged failing or disconnected, all agreeing on who replicates whom; as many
-     * masters with slots as configured, each with its replicas, whose links are up.
+     * Waits until the cluster is settled, as after {@link #start()}; checked in one probe and
+     * repeated every 50 ms:
+     * <ul>
+     * <li>every node runs and is not paused, reports {@code cluster_state:ok} with all slots
+     *     served, knows every node, and reports the same {@code cluster_current_epoch};</li>
+     * <li>every node's {@code CLUSTER NODES} is the same: the same master for every slot range,
+     *     the same replication (who replicates whom), the same config epoch for every node, no
+     *     node flagged {@code fail}, {@code fail?}, {@code handshake} or {@code noaddr}, every
+     *     link connected; the masters have distinct config epochs;</li>
+     * <li>as many masters with slots as configured, each with at least the configured number of
+     *     replicas; every replica reports its master's port, {@code master_link_status:up} and
+     *     no sync in progress.</li>
+     * </ul>
      *
      * @param timeout how long to wait at most
-     * @throws IllegalStateException if it is not healthy within {@code timeout}; the message
-     *     says what was missing last and includes the nodes' log tails
+     * @throws IllegalArgumentException if {@code timeout} is not positive
+     * @throws IllegalStateException if it is not settled within {@code timeout}; the message
+     *     names the condition that was missing last and includes the nodes' log tails
      */
     public void awaitHealthy(Duration timeout) {
         requirePositive(timeout, "timeout");
-        TopologySupport.await(HEALTHY, timeout, () -> {
-            checkHealthy();
+        TopologySupport.await(SETTLED, timeout, () -> {
+            checkAgreement(true);
             return Boolean.TRUE;
         }, nodes);
     }
 
     /**
-     * Repairs whatever tests did to the cluster and waits until it is healthy: resumes paused
-     * nodes and restarts stopped or killed ones, which rejoin with their {@code nodes.conf}
-     * (empty of data). Masters stay where failovers put them; data is not removed
-     * ({@link #flushAll()} does).
+     * Repairs whatever tests did to the cluster and waits until it is settled, as
+     * {@link #awaitHealthy(Duration)} describes: resumes paused nodes and restarts stopped or
+     * killed ones, which rejoin with their {@code nodes.conf} (empty of data); a former master
+     * whose slots were taken over meanwhile learns so from the others and becomes a replica by
+     * itself (its clients are redirected with {@code MOVED}). Masters stay where failovers put
+     * them; data is not removed ({@link #flushAll()} does).
      *
-     * @throws IllegalStateException if a node does not restart, or the cluster is not healthy
-     *     within the builder's timeout (default {@link #DEFAULT_TIMEOUT})
+     * @throws IllegalStateException if a node does not restart, or the cluster is not settled
+     *     within the builder's timeout (default {@link #DEFAULT_TIMEOUT}); the message names the
+     *     condition that was missing last and includes the nodes' log tails
      */
     public synchronized void restore() {
         for (RedisServer node : nodes) {
@@ -382,18 +422,40 @@ public final class ClusterTopology implements AutoCloseable {
                 + nodes.stream().map(node -> Integer.toString(node.port())).collect(Collectors.joining(", "));
     }
 
-    private void checkHealthy() {
+    /**
+     * Returns the view of the cluster on which its nodes agree, or throws {@link NotReady}; see
+     * {@link #awaitHealthy(Duration)} ({@code everyNode}) and {@link #failover(RedisServer, Duration)}
+     * (only the nodes that answer, and no sizes expected).
+     */
+    private List<Entry> checkAgreement(boolean everyNode) {
+        Set<Integer> live = new HashSet<>();
         for (RedisServer node : nodes) {
-            requireReachable(node, "cluster node");
+            if (everyNode) {
+                requireReachable(node, "cluster node");
+            }
+            if (reachable(node)) {
+                live.add(node.port());
+            }
         }
+        if (live.isEmpty()) {
+            throw new NotReady("no cluster node is running and not paused");
+        }
+        RedisServer first = null;
         String agreed = null;
+        String agreedEpoch = null;
         List<Entry> view = null;
         for (RedisServer node : nodes) {
+            if (!live.contains(node.port())) {
+                continue;
+            }
             Map<String, String> state = requireStateOk(node);
             String where = "node on port " + node.port();
             expect(where + " knows nodes", nodes.size(), state.get("cluster_known_nodes"));
             List<Entry> entries = parseNodes(probe(node, "CLUSTER", "NODES"));
             for (Entry entry : entries) {
+                if (!live.contains(entry.port())) {
+                    continue; // a node that is down or paused is flagged failing, in time
+                }
                 if (entry.failing()) {
                     throw new NotReady(where + " flags port " + entry.port() + " as " + entry.flags());
                 }
@@ -401,34 +463,59 @@ public final class ClusterTopology implements AutoCloseable {
                     throw new NotReady(where + " is " + entry.linkState() + " from port " + entry.port());
                 }
             }
-            String signature = signature(entries);
-            if (agreed == null) {
+            String signature = signature(entries, live);
+            String epoch = state.get("cluster_current_epoch");
+            if (first == null) {
+                first = node;
                 agreed = signature;
+                agreedEpoch = epoch;
                 view = entries;
             } else if (!agreed.equals(signature)) {
-                throw new NotReady("nodes disagree: port " + nodes.get(0).port() + " sees " + agreed + ", port " + node.port()
+                throw new NotReady("nodes disagree: port " + first.port() + " sees " + agreed + ", port " + node.port()
                         + " sees " + signature);
+            } else if (!agreedEpoch.equals(epoch)) {
+                throw new NotReady("nodes disagree about the current epoch: port " + first.port() + " reports " + agreedEpoch
+                        + ", port " + node.port() + " reports " + epoch);
+            }
+        }
+        Map<Long, Integer> masterEpochs = new HashMap<>();
+        for (Entry entry : view) {
+            if (entry.isMaster() && live.contains(entry.port())) {
+                Integer other = masterEpochs.put(entry.configEpoch(), entry.port());
+                if (other != null) {
+                    // Redis Cluster resolves it by bumping one of them: the view is about to change.
+                    throw new NotReady("masters on ports " + other + " and " + entry.port() + " share config epoch "
+                            + entry.configEpoch());
+                }
             }
         }
         List<Entry> masters = view.stream().filter(entry -> entry.isMaster() && entry.slots() > 0).collect(Collectors.toList());
-        expect("masters with slots", masterCount, Integer.toString(masters.size()));
+        if (everyNode) {
+            expect("masters with slots", masterCount, Integer.toString(masters.size()));
+        }
         for (Entry master : masters) {
             List<Entry> replicas = view.stream().filter(entry -> master.id().equals(entry.masterId()))
                     .collect(Collectors.toList());
-            if (replicas.size() < replicasPerMaster) {
+            if (everyNode && replicas.size() < replicasPerMaster) {
                 throw new NotReady("master on port " + master.port() + " has " + replicas.size() + " replicas instead of "
                         + replicasPerMaster);
             }
             for (Entry replica : replicas) {
+                if (!live.contains(replica.port())) {
+                    continue;
+                }
                 Map<String, String> replication = info(node(replica.port()), "replication");
                 if (!Integer.toString(master.port()).equals(replication.get("master_port"))
-                        || !"up".equals(replication.get("master_link_status"))) {
+                        || !"up".equals(replication.get("master_link_status"))
+                        || !"0".equals(replication.get("master_sync_in_progress"))) {
                     throw new NotReady("replica on port " + replica.port() + " reports master port "
                             + replication.get("master_port") + ", link " + replication.get("master_link_status")
-                            + " (master: port " + master.port() + ")");
+                            + ", sync in progress " + replication.get("master_sync_in_progress") + " (master: port "
+                            + master.port() + ")");
                 }
             }
         }
+        return view;
     }
 
     /** Returns {@code CLUSTER INFO} of {@code node}; {@link NotReady} unless the cluster is ok there with all slots served. */
@@ -442,12 +529,16 @@ public final class ClusterTopology implements AutoCloseable {
         return state;
     }
 
-    /** Who replicates whom, by port, sorted: equal for nodes that agree. */
-    private static String signature(List<Entry> entries) {
+    /**
+     * Who serves which slot ranges and who replicates whom, by port, sorted, with the config
+     * epoch of each node in {@code live}: equal for nodes that agree.
+     */
+    private static String signature(List<Entry> entries, Set<Integer> live) {
         Map<String, Integer> ports = entries.stream().collect(Collectors.toMap(Entry::id, Entry::port));
         return entries.stream()
-                .map(entry -> entry.port() + (entry.isMaster() ? " master of " + entry.slots() + " slots"
-                        : " replica of " + ports.get(entry.masterId())))
+                .map(entry -> entry.port()
+                        + (entry.isMaster() ? " master of [" + entry.slotRanges() + "]" : " replica of " + ports.get(entry.masterId()))
+                        + (live.contains(entry.port()) ? " epoch " + entry.configEpoch() : ""))
                 .sorted()
                 .collect(Collectors.joining(", ", "[", "]"));
     }
@@ -517,6 +608,7 @@ public final class ClusterTopology implements AutoCloseable {
             int port = Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1));
             int slots = 0;
             int firstSlot = SLOTS;
+            List<String> ranges = new ArrayList<>();
             for (int i = 8; i < fields.length; i++) {
                 if (fields[i].startsWith("[")) {
                     continue; // a slot being migrated or imported, not served
@@ -526,14 +618,20 @@ public final class ClusterTopology implements AutoCloseable {
                 int to = dash < 0 ? from : Integer.parseInt(fields[i].substring(dash + 1));
                 slots += to - from + 1;
                 firstSlot = Math.min(firstSlot, from);
+                ranges.add(fields[i]);
             }
-            entries.add(new Entry(fields[0], port, Set.of(fields[2].split(",")), fields[3], fields[7], slots, firstSlot));
+            entries.add(new Entry(fields[0], port, Set.of(fields[2].split(",")), fields[3], Long.parseLong(fields[6]),
+                    fields[7], slots, firstSlot, String.join(" ", ranges)));
         }
         return entries;
     }
 
-    /** One line of {@code CLUSTER NODES}. */
-    record Entry(String id, int port, Set<String> flags, String masterId, String linkState, int slots, int firstSlot) {
+    /**
+     * One line of {@code CLUSTER NODES}; {@code slotRanges} are the served ranges as listed
+     * there (e.g. {@code "0-5460"}), separated by spaces.
+     */
+    record Entry(String id, int port, Set<String> flags, String masterId, long configEpoch, String linkState, int slots,
+            int firstSlot, String slotRanges) {
 
         boolean isMaster() {
             return flags.contains("master");
@@ -682,10 +780,11 @@ public final class ClusterTopology implements AutoCloseable {
         }
 
         /**
-         * Starts the nodes, forms the cluster and returns once it is healthy.
+         * Starts the nodes, forms the cluster and returns once it is settled, as
+         * {@link ClusterTopology#awaitHealthy(Duration)} describes.
          *
          * @return the running cluster
-         * @throws IllegalStateException if a node does not start, or the cluster is not healthy
+         * @throws IllegalStateException if a node does not start, or the cluster is not settled
          *     within the timeout; the message says what was missing and includes the nodes'
          *     log tails. Whatever was started is stopped.
          * @throws UncheckedIOException if the topology's directory cannot be created

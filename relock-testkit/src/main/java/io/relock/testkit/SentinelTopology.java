@@ -14,10 +14,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -38,9 +41,11 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>{@link #start()} returns once the topology is healthy: the master has all its replicas
- * online, every replica's link is up, and every Sentinel reports the same master, with all
- * replicas and all other Sentinels known and none of them down. The Sentinels monitor the
+ * <p>{@link #start()} returns once the topology is settled, as {@link #awaitHealthy(Duration)}
+ * describes: the master has all its replicas online, every replica's link is up, and every
+ * Sentinel reports the same master with the same config epoch, knows all replicas and all other
+ * Sentinels with none of them down, has last seen every node report the role it has, and is
+ * not failing over. The Sentinels monitor the
  * master as {@link #masterName()} with a majority quorum, {@code down-after-milliseconds} 1000
  * and {@code failover-timeout} 5000 (by default) and {@code parallel-syncs} 1, so a killed master
  * is replaced within seconds. Each Sentinel has its own config file in the topology's
@@ -53,13 +58,20 @@ import org.slf4j.LoggerFactory;
  * again until a Sentinel reconfigures it (which Sentinel does only after {@code failover-timeout});
  * and a restarted former master comes back as a master until a Sentinel demotes it (after up
  * to ten seconds: Sentinel first waits to hear of newer configurations) — the split brain that
- * clients must survive. {@link #restore()} repairs all of it at once.
+ * clients must survive. {@link #restore()} repairs all of it at once, and demotes a former
+ * master the way Sentinel does, closing its clients' connections.
  *
  * <p>Sentinel itself takes its time: after a failover, the old master, if it is still running,
  * becomes a replica of the new one only when a Sentinel next inspects it, about ten seconds
- * later; {@link #awaitHealthy(Duration)} waits for that. A Sentinel paused for more than two
- * seconds enters TILT mode when resumed: for 30 seconds it takes no action of its own (such as
- * declaring the master down), which the health checks here do not see.
+ * later; {@link #awaitHealthy(Duration)} waits for that, and for every Sentinel to have seen it.
+ * A Sentinel paused for more than two seconds enters TILT mode when resumed: for 30 seconds it
+ * takes no action of its own (such as declaring the master down) and does not update its down
+ * flags, which a wait for a settled topology then waits out.
+ *
+ * <p>Every helper that waits ({@link #start()}, {@link #failover()}, {@link #awaitMasterChange},
+ * {@link #awaitHealthy()}, {@link #restore()}) polls the servers for a stated condition, bounded
+ * by its timeout, and fails with an {@link IllegalStateException} that names the condition it
+ * did not reach, what was missing last and the tails of the servers' logs.
  *
  * <p>Thread-safe. Every wait is bounded; every process is tracked so that none outlives the JVM.
  */
@@ -85,7 +97,7 @@ public final class SentinelTopology implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SentinelTopology.class);
     private static final Pattern MASTER_NAME = Pattern.compile("[A-Za-z0-9._-]+");
-    private static final String HEALTHY = "a healthy sentinel topology";
+    private static final String SETTLED = "a settled sentinel topology";
 
     private final String masterName;
     private final int quorum;
@@ -110,11 +122,12 @@ public final class SentinelTopology implements AutoCloseable {
 
     /**
      * Starts a master, {@value #DEFAULT_REPLICAS} replicas and {@value #DEFAULT_SENTINELS}
-     * Sentinels, and returns once the topology is healthy.
+     * Sentinels, and returns once the topology is settled, as {@link #awaitHealthy(Duration)}
+     * describes.
      *
      * @return the running topology
      * @throws IllegalStateException if a server does not start, or the topology is not
-     *     healthy within {@link #DEFAULT_TIMEOUT}; the message says what was missing and
+     *     settled within {@link #DEFAULT_TIMEOUT}; the message says what was missing and
      *     includes the tails of the servers' logs. Whatever was started is stopped.
      */
     public static SentinelTopology start() {
@@ -210,17 +223,22 @@ public final class SentinelTopology implements AutoCloseable {
     }
 
     /**
-     * Makes the Sentinels promote a replica ({@code SENTINEL FAILOVER}, which needs no quorum)
-     * and returns once every Sentinel that answers reports the new master and that master
-     * reports {@code role:master}. The old master, if running, becomes a replica later (see
-     * the class comment). Retried while Sentinel finds no replica good enough yet; a failover
-     * already in progress is awaited instead.
+     * Makes the Sentinels promote a replica ({@code SENTINEL FAILOVER} to the first Sentinel
+     * that runs, which needs no quorum) and returns once the failover is over, as
+     * {@link #awaitMasterChange} describes. Retried while Sentinel finds no replica good enough
+     * yet ({@code NOGOODSLAVE}); a failover already in progress ({@code INPROG}) is awaited
+     * instead.
      *
-     * @param timeout how long to wait at most
+     * <p>The old master, if it runs, is not waited for: it stays a master, accepting writes from
+     * the clients still connected to it, until a Sentinel demotes it about ten seconds later (see
+     * the class comment) — the split brain that clients must survive. {@link #awaitHealthy()}
+     * waits for that; {@link #restore()} does it at once.
+     *
+     * @param timeout how long to wait at most, for all of it
      * @return the new master
-     * @throws IllegalStateException if the master does not change within {@code timeout}
-     *     (the message includes the servers' log tails), or Sentinel refuses the failover for
-     *     another reason
+     * @throws IllegalStateException if the failover is not over within {@code timeout} (the
+     *     message says what was missing last and includes the servers' log tails), if Sentinel
+     *     refuses the failover for another reason, or if no Sentinel answers
      */
     public RedisServer failover(Duration timeout) {
         requirePositive(timeout, "timeout");
@@ -235,7 +253,7 @@ public final class SentinelTopology implements AutoCloseable {
                 if (e.getMessage().startsWith("NOGOODSLAVE")) {
                     throw new NotReady("sentinel on port " + sentinel.port() + ": " + e.getMessage());
                 }
-                if (!e.getMessage().startsWith("INPROGRESS")) {
+                if (!e.getMessage().startsWith("INPROG")) {
                     throw new IllegalStateException("SENTINEL FAILOVER refused by sentinel on port " + sentinel.port()
                             + ": " + e.getMessage(), e);
                 }
@@ -248,18 +266,37 @@ public final class SentinelTopology implements AutoCloseable {
     }
 
     /**
-     * Waits until every Sentinel that answers reports a master other than {@code previous} —
-     * the same one — and that master reports {@code role:master}. Use it after injecting a
-     * fault that makes the Sentinels fail over, such as killing or pausing the master for
-     * longer than {@code down-after-milliseconds}.
+     * Waits until a failover away from {@code previous} is over. Use it after injecting a fault
+     * that makes the Sentinels fail over, such as killing or pausing the master for longer than
+     * {@code down-after-milliseconds}. Over means, checked in one probe and repeated every 50 ms:
+     * <ul>
+     * <li>every Sentinel that runs and is not paused reports the same master other than
+     *     {@code previous} ({@code SENTINEL GET-MASTER-ADDR-BY-NAME} and {@code SENTINEL MASTER})
+     *     with the same {@code config-epoch}, and flags it just {@code master}: not down, and no
+     *     failover in progress on any of them (no {@code failover-state}), so the one that led the
+     *     failover has finished reconfiguring the replicas and the others have taken over its
+     *     configuration;</li>
+     * <li>each of them has heard the new master answer: no PING to it unanswered
+     *     ({@code last-ping-sent} 0). A Sentinel counts a PING as unanswered from the moment it
+     *     switches to the new master until it has reconnected to it; with a short
+     *     {@code down-after-milliseconds} it may declare the new master down meanwhile and start
+     *     a second failover at once — which this then waits out too;</li>
+     * <li>that master reports {@code role:master};</li>
+     * <li>every other data node that runs and is not paused, except {@code previous}, reports it
+     *     as its master, with {@code master_link_status:up} and no sync in progress.</li>
+     * </ul>
+     * {@code previous} itself is not waited for: if it runs, it stays a master until a Sentinel
+     * demotes it (see {@link #failover(Duration)}); {@link #awaitHealthy()} and {@link #restore()}
+     * wait for that.
      *
      * @param previous the master before the change
      * @param timeout how long to wait at most
      * @return the new master
      * @throws IllegalArgumentException if {@code previous} is not a data node of this topology,
      *     or {@code timeout} is not positive
-     * @throws IllegalStateException if the master does not change within {@code timeout}; the
-     *     message includes the servers' log tails
+     * @throws IllegalStateException if the failover is not over within {@code timeout}; the
+     *     message names the condition that was missing last (for example "the sentinels still
+     *     report port ...") and includes the servers' log tails
      */
     public RedisServer awaitMasterChange(RedisServer previous, Duration timeout) {
         Objects.requireNonNull(previous, "previous must not be null");
@@ -267,17 +304,8 @@ public final class SentinelTopology implements AutoCloseable {
         if (!dataNodes.contains(previous)) {
             throw new IllegalArgumentException("previous must be a data node of this topology: " + previous);
         }
-        return TopologySupport.await("a new master instead of port " + previous.port(), timeout, () -> {
-            RedisServer current = agreedMaster();
-            if (current == previous) {
-                throw new NotReady("the sentinels still report port " + previous.port());
-            }
-            String role = info(current, "replication").get("role");
-            if (!"master".equals(role)) {
-                throw new NotReady("the sentinels report port " + current.port() + ", which reports role " + role);
-            }
-            return current;
-        }, servers);
+        return TopologySupport.await("a new master instead of port " + previous.port(), timeout,
+                () -> failedOverFrom(previous), servers);
     }
 
     /**
@@ -288,32 +316,72 @@ public final class SentinelTopology implements AutoCloseable {
     }
 
     /**
-     * Waits until the topology is healthy, as after {@link #start()}: every server running and
-     * not paused; every Sentinel reporting the same master, not flagged down or failing over,
-     * knowing all replicas (none of them down) and all other Sentinels; the master reporting
-     * every other data node as an online replica; every replica's link to it up.
+     * Waits until the topology is settled — healthy, and with nothing left that would make a
+     * Sentinel act on its own shortly after. Settled means, checked in one probe and repeated
+     * every 50 ms:
+     * <ul>
+     * <li>every server runs and is not paused;</li>
+     * <li>every Sentinel reports the same master ({@code SENTINEL GET-MASTER-ADDR-BY-NAME} and
+     *     {@code SENTINEL MASTER}) with the same {@code config-epoch}, flags it just
+     *     {@code master} (not down, no failover in progress: no {@code failover-state}), has no
+     *     PING to it unanswered ({@code last-ping-sent} 0; see {@link #awaitMasterChange}) and
+     *     last saw it report the master role;</li>
+     * <li>every Sentinel knows all other Sentinels, none flagged {@code s_down}, {@code o_down}
+     *     or {@code disconnected};</li>
+     * <li>every Sentinel knows exactly the other data nodes as replicas, each flagged just
+     *     {@code slave} (not down or disconnected, nothing left from a failover), and last saw
+     *     each report the replica role, that master's address and its link up — a Sentinel that
+     *     still takes a demoted node for a master converts it again, even in the middle of a later
+     *     failover, which aborts that failover;</li>
+     * <li>the master reports {@code role:master} and every other data node as an online replica;
+     *     every other data node reports it as its master, with {@code master_link_status:up} and
+     *     no sync in progress.</li>
+     * </ul>
+     * A Sentinel learns a node's role from {@code INFO} every 10 seconds, so after a
+     * {@link #failover()} with the old master running this returns only once a Sentinel has
+     * demoted it (about 10 seconds after the failover) and every Sentinel has since seen it report
+     * the replica role (up to 10 seconds more, for the Sentinel that demoted it): about 20
+     * seconds. A Sentinel that was paused for more than two seconds is in TILT mode for 30 seconds
+     * after it resumes and does not update its down flags meanwhile.
      *
      * @param timeout how long to wait at most
-     * @throws IllegalStateException if it is not healthy within {@code timeout}; the message
-     *     says what was missing last and includes the servers' log tails
+     * @throws IllegalArgumentException if {@code timeout} is not positive
+     * @throws IllegalStateException if it is not settled within {@code timeout}; the message
+     *     names the condition that was missing last and includes the servers' log tails
      */
     public void awaitHealthy(Duration timeout) {
         requirePositive(timeout, "timeout");
-        TopologySupport.await(HEALTHY, timeout, () -> {
-            checkHealthy();
+        TopologySupport.await(SETTLED, timeout, () -> {
+            checkSettled();
             return Boolean.TRUE;
         }, servers);
     }
 
     /**
-     * Repairs whatever tests did to the topology and waits until it is healthy: resumes paused
-     * servers, restarts stopped or killed ones (data nodes come back empty), and, once the
-     * Sentinels agree on a master and none is failing over, points every data node that
-     * disagrees at that master ({@code REPLICAOF}) — what Sentinel would do, only sooner. The
-     * master stays where the Sentinels have it; data is not removed ({@link #flushAll()} does).
+     * Repairs whatever tests did to the topology and waits until it is settled, as
+     * {@link #awaitHealthy(Duration)} describes: resumes paused servers and restarts stopped or
+     * killed ones (data nodes come back empty); then, in each probe of the wait and only while
+     * every Sentinel agrees on the master and none is failing over, does what Sentinel would do,
+     * only sooner:
+     * <ul>
+     * <li>a master that reports the replica role is made a master again ({@code REPLICAOF NO ONE});</li>
+     * <li>any other data node that reports the master role — a restarted or resumed former
+     *     master — is demoted as Sentinel demotes it: {@code REPLICAOF} the master and, in the
+     *     same transaction, {@code CLIENT KILL ... TYPE normal} and {@code TYPE pubsub} of the
+     *     connections open to it ({@code SKIPME yes}; the Sentinels' own connections and the
+     *     replication links stay), so that its clients reconnect and ask where the master is
+     *     instead of getting {@code READONLY};</li>
+     * <li>a replica of another node is pointed at the master ({@code REPLICAOF}).</li>
+     * </ul>
+     * It returns only once the Sentinels have seen the result (a demoted node reporting the
+     * replica role, which they learn within 10 seconds) and the demoted node has caught up
+     * (link up, no sync in progress); so a failover right after it promotes the node it chooses
+     * and no other. The master stays where the Sentinels have it; data is not removed
+     * ({@link #flushAll()} does).
      *
-     * @throws IllegalStateException if a server does not restart, or the topology is not
-     *     healthy within the builder's timeout (default {@link #DEFAULT_TIMEOUT})
+     * @throws IllegalStateException if a server does not restart, or the topology is not settled
+     *     within the builder's timeout (default {@link #DEFAULT_TIMEOUT}); the message names the
+     *     condition that was missing last and includes the servers' log tails
      */
     public synchronized void restore() {
         for (RedisServer server : servers) {
@@ -326,9 +394,9 @@ public final class SentinelTopology implements AutoCloseable {
                 server.restart();
             }
         }
-        TopologySupport.await(HEALTHY + " after restore()", timeout, () -> {
+        TopologySupport.await(SETTLED + " after restore()", timeout, () -> {
             repairRoles();
-            checkHealthy();
+            checkSettled();
             return Boolean.TRUE;
         }, servers);
     }
@@ -385,56 +453,148 @@ public final class SentinelTopology implements AutoCloseable {
                 + port + ", which is not a data node of " + this);
     }
 
-    /** Returns the master that every reachable Sentinel reports; {@link NotReady} if they disagree or none answers. */
-    private RedisServer agreedMaster() {
-        Map<Integer, List<Integer>> reports = new TreeMap<>();
+    /**
+     * Returns the master on which the Sentinels agree while none of them is busy with it: every
+     * Sentinel — or, unless {@code everySentinel}, every one that is running and not paused —
+     * reports the same data node ({@code SENTINEL GET-MASTER-ADDR-BY-NAME} and the address in
+     * {@code SENTINEL MASTER}) with the same {@code config-epoch}, flags it just {@code master}
+     * (not down, no failover in progress: no {@code failover-state}), and has no PING to it
+     * unanswered ({@code last-ping-sent} 0); and, if {@code previous} is not null, one other
+     * than {@code previous}. {@link NotReady} otherwise, and first for a master that is not
+     * agreed on or is {@code previous}.
+     */
+    private RedisServer settledMaster(boolean everySentinel, RedisServer previous) {
+        Map<RedisServer, Map<String, String>> states = new LinkedHashMap<>();
+        Map<Integer, List<Integer>> masters = new TreeMap<>(); // master port: sentinel ports
         RedisServer master = null;
         for (RedisServer sentinel : sentinels) {
-            if (reachable(sentinel)) {
-                master = reportedMaster(sentinel);
-                reports.computeIfAbsent(master.port(), port -> new ArrayList<>()).add(sentinel.port());
+            if (!reachable(sentinel)) {
+                if (everySentinel) {
+                    requireReachable(sentinel, "sentinel");
+                }
+                continue;
             }
+            master = reportedMaster(sentinel);
+            states.put(sentinel, pairs(probe(sentinel, "SENTINEL", "MASTER", masterName)));
+            masters.computeIfAbsent(master.port(), port -> new ArrayList<>()).add(sentinel.port());
         }
         if (master == null) {
             throw new NotReady("no sentinel is running and not paused");
         }
-        if (reports.size() > 1) {
-            throw new NotReady("the sentinels disagree about the master (master port: sentinel ports): " + reports);
+        if (masters.size() > 1) {
+            throw new NotReady("the sentinels disagree about the master (master port: sentinel ports): " + masters);
+        }
+        if (master == previous) {
+            throw new NotReady("the sentinels still report port " + previous.port());
+        }
+        Map<String, List<Integer>> epochs = new TreeMap<>(); // config epoch: sentinel ports
+        for (Map.Entry<RedisServer, Map<String, String>> entry : states.entrySet()) {
+            String where = "sentinel on port " + entry.getKey().port();
+            Map<String, String> state = entry.getValue();
+            if (!"master".equals(state.get("flags")) || state.containsKey("failover-state")) {
+                // Down or failing over: the master may still change.
+                throw new NotReady(where + " flags the master as " + state.get("flags")
+                        + (state.containsKey("failover-state") ? ", failover state " + state.get("failover-state") : ""));
+            }
+            if (!Integer.toString(master.port()).equals(state.get("port"))) {
+                throw new NotReady(where + " reports master port " + master.port() + " but monitors port " + state.get("port"));
+            }
+            if (!"0".equals(state.get("last-ping-sent"))) {
+                // A Sentinel that switches to a new master counts a PING as unanswered from the
+                // switch on, until it has reconnected; with a short down-after it may declare the
+                // new master down meanwhile, and start another failover at once.
+                throw new NotReady(where + " has a PING to the master on port " + master.port() + " unanswered for "
+                        + state.get("last-ping-sent") + " ms");
+            }
+            epochs.computeIfAbsent(state.get("config-epoch"), epoch -> new ArrayList<>()).add(entry.getKey().port());
+        }
+        if (epochs.size() > 1) {
+            throw new NotReady("the sentinels disagree about the config epoch (epoch: sentinel ports): " + epochs);
         }
         return master;
     }
 
-    private void checkHealthy() {
+    /**
+     * Returns the new master once a failover away from {@code previous} is over: see
+     * {@link #awaitMasterChange}. {@link NotReady} until then.
+     */
+    private RedisServer failedOverFrom(RedisServer previous) {
+        RedisServer master = settledMaster(false, previous);
+        String role = info(master, "replication").get("role");
+        if (!"master".equals(role)) {
+            throw new NotReady("the sentinels report port " + master.port() + ", which reports role " + role);
+        }
+        for (RedisServer node : dataNodes) {
+            if (node != master && node != previous && reachable(node)) {
+                requireReplicaOf(node, master);
+            }
+        }
+        return master;
+    }
+
+    /**
+     * Throws {@link NotReady} unless the topology is settled: see {@link #awaitHealthy(Duration)}.
+     */
+    private void checkSettled() {
         for (RedisServer node : dataNodes) {
             requireReachable(node, "data node");
         }
         for (RedisServer sentinel : sentinels) {
             requireReachable(sentinel, "sentinel");
         }
-        RedisServer master = agreedMaster();
-        int replicas = dataNodes.size() - 1;
+        RedisServer master = settledMaster(true, null);
+        Set<Integer> replicaPorts = new TreeSet<>();
+        for (RedisServer node : dataNodes) {
+            if (node != master) {
+                replicaPorts.add(node.port());
+            }
+        }
         for (RedisServer sentinel : sentinels) {
-            Map<String, String> state = pairs(probe(sentinel, "SENTINEL", "MASTER", masterName));
             String where = "sentinel on port " + sentinel.port();
-            if (!"master".equals(state.get("flags"))) {
-                throw new NotReady(where + " flags the master as " + state.get("flags"));
+            Map<String, String> state = pairs(probe(sentinel, "SENTINEL", "MASTER", masterName));
+            if (!"master".equals(state.get("role-reported"))) {
+                throw new NotReady(where + " last saw the master on port " + master.port() + " report role "
+                        + state.get("role-reported"));
             }
             expect(where + " knows other sentinels", sentinels.size() - 1, state.get("num-other-sentinels"));
-            expect(where + " knows replicas", replicas, state.get("num-slaves"));
+            for (Object other : (List<?>) probe(sentinel, "SENTINEL", "SENTINELS", masterName)) {
+                Map<String, String> fields = pairs(other);
+                if (hasAny(fields.get("flags"), "s_down", "o_down", "disconnected")) {
+                    throw new NotReady(where + " flags sentinel " + fields.get("name") + " as " + fields.get("flags"));
+                }
+            }
+            expect(where + " knows replicas", replicaPorts.size(), state.get("num-slaves"));
+            Set<Integer> known = new TreeSet<>();
             for (Object replica : (List<?>) probe(sentinel, "SENTINEL", "REPLICAS", masterName)) {
                 Map<String, String> fields = pairs(replica);
-                String flags = fields.get("flags");
-                if (flags == null || flags.contains("s_down") || flags.contains("o_down") || flags.contains("disconnected")) {
-                    throw new NotReady(where + " flags replica " + fields.get("name") + " as " + flags);
+                String name = "replica " + fields.get("name");
+                if (!"slave".equals(fields.get("flags"))) {
+                    // s_down, o_down, disconnected, or promoted / reconf_* left from a failover
+                    throw new NotReady(where + " flags " + name + " as " + fields.get("flags"));
                 }
+                // What the Sentinel last saw (INFO, every 10 s): a replica it takes for a master,
+                // or for a replica of another node, is one it reconfigures, even in a failover.
+                if (!"slave".equals(fields.get("role-reported"))
+                        || !master.host().equals(fields.get("master-host"))
+                        || !Integer.toString(master.port()).equals(fields.get("master-port"))
+                        || !"ok".equals(fields.get("master-link-status"))) {
+                    throw new NotReady(where + " last saw " + name + " report role " + fields.get("role-reported")
+                            + ", master " + fields.get("master-host") + ":" + fields.get("master-port") + ", link "
+                            + fields.get("master-link-status") + " (master: port " + master.port() + ")");
+                }
+                known.add(Integer.parseInt(fields.get("port")));
+            }
+            if (!known.equals(replicaPorts)) {
+                throw new NotReady(where + " knows replicas on ports " + known + " instead of " + replicaPorts);
             }
         }
         Map<String, String> replication = info(master, "replication");
         if (!"master".equals(replication.get("role"))) {
             throw new NotReady("master on port " + master.port() + " reports role " + replication.get("role"));
         }
-        expect("master on port " + master.port() + " has connected replicas", replicas, replication.get("connected_slaves"));
-        for (int i = 0; i < replicas; i++) {
+        expect("master on port " + master.port() + " has connected replicas", replicaPorts.size(),
+                replication.get("connected_slaves"));
+        for (int i = 0; i < replicaPorts.size(); i++) {
             String replica = replication.get("slave" + i);
             if (replica == null || !replica.contains("state=online")) {
                 throw new NotReady("master on port " + master.port() + " reports replica " + i + " as " + replica);
@@ -442,40 +602,61 @@ public final class SentinelTopology implements AutoCloseable {
         }
         for (RedisServer node : dataNodes) {
             if (node != master) {
-                Map<String, String> own = info(node, "replication");
-                if (!"slave".equals(own.get("role")) || !Integer.toString(master.port()).equals(own.get("master_port"))
-                        || !"up".equals(own.get("master_link_status"))) {
-                    throw new NotReady("replica on port " + node.port() + " reports role " + own.get("role") + ", master port "
-                            + own.get("master_port") + ", link " + own.get("master_link_status") + " (master: port "
-                            + master.port() + ")");
-                }
+                requireReplicaOf(node, master);
             }
         }
     }
 
-    /** Points data nodes that disagree with the Sentinels at their master, unless a Sentinel is busy with it. */
-    private void repairRoles() {
-        RedisServer master = agreedMaster();
-        for (RedisServer sentinel : sentinels) {
-            String flags = pairs(probe(sentinel, "SENTINEL", "MASTER", masterName)).get("flags");
-            if (!"master".equals(flags)) {
-                // Down or failing over: changing roles now would fight the Sentinels.
-                throw new NotReady("sentinel on port " + sentinel.port() + " flags the master as " + flags);
-            }
+    /** Throws {@link NotReady} unless {@code node} replicates {@code master}, with its link up and no sync under way. */
+    private static void requireReplicaOf(RedisServer node, RedisServer master) {
+        Map<String, String> own = info(node, "replication");
+        if (!"slave".equals(own.get("role")) || !master.host().equals(own.get("master_host"))
+                || !Integer.toString(master.port()).equals(own.get("master_port"))
+                || !"up".equals(own.get("master_link_status")) || !"0".equals(own.get("master_sync_in_progress"))) {
+            throw new NotReady("replica on port " + node.port() + " reports role " + own.get("role") + ", master port "
+                    + own.get("master_port") + ", link " + own.get("master_link_status") + ", sync in progress "
+                    + own.get("master_sync_in_progress") + " (master: port " + master.port() + ")");
         }
+    }
+
+    /**
+     * Points data nodes that disagree with the Sentinels at their master, once every Sentinel
+     * agrees on it and none is busy with it: promotes the master if it reports the replica role,
+     * demotes any other node that reports the master role as Sentinel would (closing its
+     * clients' connections), and re-points replicas of another node.
+     */
+    private void repairRoles() {
+        RedisServer master = settledMaster(true, null);
         for (RedisServer node : dataNodes) {
             Map<String, String> replication = info(node, "replication");
+            String role = replication.get("role");
             if (node == master) {
-                if (!"master".equals(replication.get("role"))) {
-                    LOG.debug("restore: port {} is the master but reports role {}", node.port(), replication.get("role"));
+                if (!"master".equals(role)) {
+                    LOG.debug("restore: port {} is the master but reports role {}", node.port(), role);
                     probe(node, "REPLICAOF", "NO", "ONE");
                 }
-            } else if (!"slave".equals(replication.get("role"))
+            } else if ("master".equals(role)) {
+                LOG.debug("restore: demoting port {} to a replica of master port {}", node.port(), master.port());
+                TopologySupport.replicaOfClosingClients(node, master);
+            } else if (!master.host().equals(replication.get("master_host"))
                     || !Integer.toString(master.port()).equals(replication.get("master_port"))) {
                 LOG.debug("restore: pointing port {} at master port {}", node.port(), master.port());
                 probe(node, "REPLICAOF", master.host(), Integer.toString(master.port()));
             }
         }
+    }
+
+    private static boolean hasAny(String flags, String... wanted) {
+        if (flags == null) {
+            return true;
+        }
+        Set<String> present = Set.of(flags.split(","));
+        for (String flag : wanted) {
+            if (present.contains(flag)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void expect(String what, int expected, String actual) {
@@ -648,12 +829,13 @@ public final class SentinelTopology implements AutoCloseable {
 
         /**
          * Starts the data nodes, waits until the replicas are online (so that the Sentinels see
-         * them at once), starts the Sentinels, and returns once the topology is healthy.
+         * them at once), starts the Sentinels, and returns once the topology is settled, as
+         * {@link SentinelTopology#awaitHealthy(Duration)} describes.
          *
          * @return the running topology
          * @throws IllegalArgumentException if the quorum is larger than the number of Sentinels
          * @throws IllegalStateException if a server does not start, or the topology is not
-         *     healthy within the timeout; the message says what was missing and includes the
+         *     settled within the timeout; the message says what was missing and includes the
          *     servers' log tails. Whatever was started is stopped.
          * @throws UncheckedIOException if the topology's directory or files cannot be written
          */

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +26,10 @@ final class TopologySupport {
     /** Pause between two probes of a wait; the state is the topology's, not ours to signal. */
     private static final long POLL_MILLIS = 50;
     private static final int LOG_TAIL_LINES = 12;
+    /** Sentinel names its connections {@code sentinel-<first 8 characters of its id>-cmd} and {@code ...-pubsub}. */
+    private static final String SENTINEL_CLIENT_PREFIX = "sentinel-";
+    /** The client types whose connections a demotion closes; replication links have other types. */
+    private static final List<String> CLIENT_TYPES_CLOSED_ON_DEMOTION = List.of("normal", "pubsub");
 
     private TopologySupport() {
     }
@@ -127,6 +132,56 @@ final class TopologySupport {
         Map<String, String> fields = new HashMap<>();
         for (int i = 0; i + 1 < list.size(); i += 2) {
             fields.put(String.valueOf(list.get(i)), String.valueOf(list.get(i + 1)));
+        }
+        return fields;
+    }
+
+    /**
+     * Makes {@code node} a replica of {@code master} the way a Sentinel reconfigures a node:
+     * {@code REPLICAOF} and, in the same {@code MULTI}/{@code EXEC}, {@code CLIENT KILL ID <id>
+     * TYPE normal|pubsub SKIPME yes} for every client connection of those two types that is open
+     * when it starts, except the Sentinels' own (named {@code sentinel-...}). Clients of a node
+     * that was a master thus lose their connection and ask again where the master is, instead of
+     * getting {@code READONLY} on it until it happens to close; replication links (types
+     * {@code master} and {@code replica}) stay.
+     *
+     * @throws UncheckedIOException if the node does not answer
+     * @throws RedisServer.CommandException if it refuses a command
+     */
+    static void replicaOfClosingClients(RedisServer node, RedisServer master) {
+        List<List<String>> commands = new ArrayList<>();
+        commands.add(List.of("MULTI"));
+        commands.add(List.of("REPLICAOF", master.host(), Integer.toString(master.port())));
+        for (String type : CLIENT_TYPES_CLOSED_ON_DEMOTION) {
+            for (String client : ((String) probe(node, "CLIENT", "LIST", "TYPE", type)).split("\r?\n")) {
+                Map<String, String> fields = clientFields(client);
+                if (fields.containsKey("id") && !fields.getOrDefault("name", "").startsWith(SENTINEL_CLIENT_PREFIX)) {
+                    commands.add(List.of("CLIENT", "KILL", "ID", fields.get("id"), "TYPE", type, "SKIPME", "yes"));
+                }
+            }
+        }
+        commands.add(List.of("EXEC"));
+        List<Object> replies;
+        try {
+            replies = Resp.pipeline(node.host(), node.port(), PROBE_TIMEOUT, commands);
+        } catch (IOException e) {
+            throw new UncheckedIOException("REPLICAOF on " + node.uri() + " failed: " + e.getMessage(), e);
+        }
+        for (Object reply : (List<?>) replies.get(replies.size() - 1)) {
+            if (reply instanceof RedisServer.CommandException error) {
+                throw error;
+            }
+        }
+    }
+
+    /** Returns the {@code name=value} fields of one line of {@code CLIENT LIST}. */
+    private static Map<String, String> clientFields(String line) {
+        Map<String, String> fields = new HashMap<>();
+        for (String field : line.trim().split(" ")) {
+            int equals = field.indexOf('=');
+            if (equals > 0) {
+                fields.put(field.substring(0, equals), field.substring(equals + 1));
+            }
         }
         return fields;
     }

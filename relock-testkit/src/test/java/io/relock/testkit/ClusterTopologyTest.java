@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.testkit.TopologySupport.NotReady;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -115,6 +117,46 @@ class ClusterTopologyTest {
     }
 
     @Test
+    void failoverReturnsOnceEveryNodeAgreesOnTheSlotMapTheReplicationAndTheEpochs(ClusterTopology cluster) {
+        RedisServer master = cluster.masters().get(1);
+        ClusterTopology.Entry before = entry(ClusterTopology.parseNodes(master.command("CLUSTER", "NODES")), master);
+
+        RedisServer promoted = cluster.failover(master);
+
+        // At once, without waiting: what failover() returns on must already hold on every node.
+        String agreed = null;
+        String currentEpoch = null;
+        for (RedisServer node : cluster.nodes()) {
+            Map<String, String> state = TopologySupport.parseInfo(node.command("CLUSTER", "INFO"));
+            assertThat(state).as("port %d", node.port())
+                    .containsEntry("cluster_state", "ok")
+                    .containsEntry("cluster_slots_ok", "16384");
+            List<ClusterTopology.Entry> view = ClusterTopology.parseNodes(node.command("CLUSTER", "NODES"));
+            assertThat(view).as("port %d flags none failing", node.port()).noneMatch(ClusterTopology.Entry::failing);
+            ClusterTopology.Entry seenPromoted = entry(view, promoted);
+            ClusterTopology.Entry seenOld = entry(view, master);
+            assertThat(seenPromoted.isMaster()).as("port %d sees the promoted replica as a master", node.port()).isTrue();
+            assertThat(seenPromoted.slotRanges()).as("slots of the promoted replica seen by port %d", node.port())
+                    .isEqualTo(before.slotRanges());
+            assertThat(seenOld.isMaster()).as("port %d sees the old master as a master", node.port()).isFalse();
+            assertThat(seenOld.masterId()).as("master of the old master seen by port %d", node.port())
+                    .isEqualTo(seenPromoted.id());
+            String description = describe(view);
+            if (agreed == null) {
+                agreed = description;
+                currentEpoch = state.get("cluster_current_epoch");
+            } else {
+                assertThat(description).as("CLUSTER NODES of port %d", node.port()).isEqualTo(agreed);
+                assertThat(state).as("port %d", node.port()).containsEntry("cluster_current_epoch", currentEpoch);
+            }
+        }
+        assertThat(TopologySupport.info(master, "replication"))
+                .containsEntry("role", "slave")
+                .containsEntry("master_port", Integer.toString(promoted.port()))
+                .containsEntry("master_link_status", "up");
+    }
+
+    @Test
     void killedMasterIsReplacedByItsReplicaAndRejoinsWithItsIdentity(ClusterTopology cluster) {
         String key = "{order:9}:lock";
         RedisServer master = cluster.masterFor(key);
@@ -168,5 +210,21 @@ class ClusterTopologyTest {
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("masters was already set");
         assertThatThrownBy(() -> ClusterTopology.builder().nodeTimeout(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nodeTimeout");
+    }
+
+    private static ClusterTopology.Entry entry(List<ClusterTopology.Entry> view, RedisServer node) {
+        return view.stream().filter(entry -> entry.port() == node.port()).findFirst()
+                .orElseThrow(() -> new AssertionError("port " + node.port() + " is not in " + view));
+    }
+
+    /** Who serves which slots, who replicates whom and every node's config epoch, by port: equal for views that agree. */
+    private static String describe(List<ClusterTopology.Entry> view) {
+        Map<String, Integer> ports = new HashMap<>();
+        view.forEach(entry -> ports.put(entry.id(), entry.port()));
+        return view.stream()
+                .map(entry -> entry.port() + (entry.isMaster() ? " master of [" + entry.slotRanges() + "]"
+                        : " replica of " + ports.get(entry.masterId())) + " epoch " + entry.configEpoch())
+                .sorted()
+                .collect(Collectors.joining(", "));
     }
 }
