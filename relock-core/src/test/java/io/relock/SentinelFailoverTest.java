@@ -91,18 +91,28 @@ class SentinelFailoverTest {
         contender.unlock();
     }
 
+    /**
+     * Takes {@code lock}, waits until every replica has the hold (so the promoted one has it too)
+     * and starts a waiter for the same name in {@code waiterClient}, subscribed when this returns.
+     */
+    private CompletableFuture<Boolean> holdReplicatedWithAWaiter(DistributedLock lock, Relock waiterClient) {
+        lock.lock();
+        long written = ClusterLockTest.replicationOffset(topology.master(), "master_repl_offset");
+        Eventually.await(PROMPTLY, "the replicas have the hold", () -> topology.replicas().stream()
+                .allMatch(replica -> ClusterLockTest.replicationOffset(replica, "slave_repl_offset") >= written));
+        String name = lock.getName();
+        CompletableFuture<Boolean> waiter = Threads.call(() -> waiterClient.getLock(name).tryLock(30, TimeUnit.SECONDS));
+        Eventually.await(PROMPTLY, "a waiter subscribed", () -> waiterClient.getLockInfo(name).waitingClients() > 0);
+        return waiter;
+    }
+
     @Test
     void aWaiterRidesThroughAKilledMasterAndTheHolderUnlocksOnThePromotedOne() throws Exception {
         String name = "riding";
         DistributedLock lock = clients.create().getLock(name);
-        lock.lock();
         RedisServer old = topology.master();
-        long written = ClusterLockTest.replicationOffset(old, "master_repl_offset");
-        Eventually.await(PROMPTLY, "the replicas have the hold", () -> topology.replicas().stream()
-                .allMatch(replica -> ClusterLockTest.replicationOffset(replica, "slave_repl_offset") >= written));
         Relock waiterClient = clients.create();
-        CompletableFuture<Boolean> waiter = Threads.call(() -> waiterClient.getLock(name).tryLock(30, TimeUnit.SECONDS));
-        Eventually.await(PROMPTLY, "a waiter subscribed", () -> waiterClient.getLockInfo(name).waitingClients() > 0);
+        CompletableFuture<Boolean> waiter = holdReplicatedWithAWaiter(lock, waiterClient);
 
         old.kill();
         RedisServer promoted = topology.awaitMasterChange(old, FAILOVER_BOUND);
@@ -126,14 +136,9 @@ class SentinelFailoverTest {
     void afterAManualFailoverAnUnlockLandsOnTheNewMasterAndAWaiterRidesThrough() throws Exception {
         String name = "switched";
         DistributedLock lock = clients.create().getLock(name);
-        lock.lock();
         RedisServer old = topology.master();
-        long written = ClusterLockTest.replicationOffset(old, "master_repl_offset");
-        Eventually.await(PROMPTLY, "the replicas have the hold", () -> topology.replicas().stream()
-                .allMatch(replica -> ClusterLockTest.replicationOffset(replica, "slave_repl_offset") >= written));
         Relock waiterClient = clients.create();
-        CompletableFuture<Boolean> waiter = Threads.call(() -> waiterClient.getLock(name).tryLock(30, TimeUnit.SECONDS));
-        Eventually.await(PROMPTLY, "a waiter subscribed", () -> waiterClient.getLockInfo(name).waitingClients() > 0);
+        CompletableFuture<Boolean> waiter = holdReplicatedWithAWaiter(lock, waiterClient);
 
         // SENTINEL FAILOVER: the old master keeps running and accepting writes until a Sentinel
         // demotes it, seconds later. Clients follow +switch-master instead of waiting for that.
