@@ -238,6 +238,35 @@ class ReplyLostFaultTest {
     }
 
     @Test
+    void aPubSubDropWhileAnAcquireIsInFlightFailsNothing() throws Exception {
+        Relock client = proxied.create();
+        // A waiter, so that the client's pub/sub connection is subscribed (a pub/sub client).
+        DistributedLock holder = rival(types().findFirst().orElseThrow(), "held");
+        holder.lock();
+        DistributedLock waiterLock = client.getLock("held");
+        CompletableFuture<Boolean> waiter = Threads.call(() -> {
+            boolean acquired = waiterLock.tryLock(30, TimeUnit.SECONDS);
+            if (acquired) {
+                waiterLock.unlock();
+            }
+            return acquired;
+        });
+        Eventually.await(PROMPTLY, "the waiter subscribed", () -> observer.getLockInfo("held").waitingClients() > 0);
+
+        // An acquire whose reply is held back while only the pub/sub connection is dropped.
+        FaultProxy.Fault held = proxy.delayReplies(Type.marker(Script.LOCK_ACQUIRE), Duration.ofMillis(500));
+        CompletableFuture<Boolean> acquire = Threads.call(() -> client.getLock("free").tryLock());
+        held.awaitTriggered(PROMPTLY);
+        server.command("CLIENT", "KILL", "TYPE", "pubsub");
+
+        assertThat(acquire.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS))
+                .as("its command connection never broke: the acquire stands").isTrue();
+        assertThat(holdersOnRedis("free").values()).containsExactly(1L);
+        holder.unlock();
+        assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("the waiter resubscribed").isTrue();
+    }
+
+    @Test
     void aBlipDuringTryLockIsRiddenThrough() {
         Relock client = proxied.create();
         DistributedLock lock = client.getLock("blip");

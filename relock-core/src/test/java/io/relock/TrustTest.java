@@ -117,22 +117,28 @@ class TrustTest {
     @Test
     void droppingOnlyThePubSubConnectionFailsNoAcquire() throws Exception {
         Relock relock = clients.create();
-        AtomicBoolean inside = new AtomicBoolean();
+        int names = 4;
+        List<AtomicBoolean> inside = new ArrayList<>();
+        for (int n = 0; n < names; n++) {
+            inside.add(new AtomicBoolean());
+        }
         AtomicInteger overlaps = new AtomicInteger();
         AtomicInteger cycles = new AtomicInteger();
         int threads = 8;
-        int perThread = 150;
+        int perThread = 300;
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
+            // Two threads per name: acquires in flight all the time, and waiters on pub/sub.
+            int n = t % names;
             workers.add(Threads.run(() -> {
-                DistributedLock lock = relock.getLock("busy");
+                DistributedLock lock = relock.getLock("busy:" + n);
                 for (int i = 0; i < perThread; i++) {
                     lock.lock();
                     try {
-                        if (!inside.compareAndSet(false, true)) {
+                        if (!inside.get(n).compareAndSet(false, true)) {
                             overlaps.incrementAndGet();
                         }
-                        inside.set(false);
+                        inside.get(n).set(false);
                         cycles.incrementAndGet();
                     } finally {
                         lock.unlock();
@@ -141,17 +147,22 @@ class TrustTest {
                 return null;
             }));
         }
-        // Five drops while the threads work, each after the client has subscribed again.
-        for (int kill = 0; kill < 5 && cycles.get() < threads * perThread; kill++) {
-            Eventually.await(PROMPTLY, "a pub/sub client connected", () -> pubSubClients() > 0
-                    || cycles.get() == threads * perThread);
+        // Drops while the threads work, each once the client has subscribed again.
+        int total = threads * perThread;
+        int kills = 0;
+        while (kills < 10 && cycles.get() < total) {
+            Eventually.await(PROMPTLY, "a pub/sub client connected", () -> pubSubClients() > 0 || cycles.get() == total);
             server.command("CLIENT", "KILL", "TYPE", "pubsub");
+            kills++;
         }
         CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
 
-        assertThat(cycles).hasValue(threads * perThread);
+        assertThat(kills).as("drops while the threads worked").isPositive();
+        assertThat(cycles).hasValue(total);
         assertThat(overlaps).hasValue(0);
-        assertThat(relock.getLock("busy").isLocked()).isFalse();
+        for (int n = 0; n < names; n++) {
+            assertThat(relock.getLock("busy:" + n).isLocked()).isFalse();
+        }
     }
 
     private long pubSubClients() {
