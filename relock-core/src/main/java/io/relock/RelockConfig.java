@@ -184,7 +184,9 @@ public final class RelockConfig {
     }
 
     /**
-     * How long one Redis command may take.
+     * How long one Redis command may take; also how long a call that does not wait (an
+     * {@code unlock}, a {@code tryLock()} without wait) keeps retrying through a broken
+     * connection or a failover. Waiting calls retry until their wait is over.
      *
      * @return the command timeout
      */
@@ -431,9 +433,10 @@ public final class RelockConfig {
         }
 
         /**
-         * How long one Redis command may take before it fails. Default
-         * {@link #DEFAULT_COMMAND_TIMEOUT}; must be positive. Connecting (in
-         * {@link Relock#create}) may take the longer of this and 10 s.
+         * How long one Redis command may take before it fails, and how long a call that does not
+         * wait keeps retrying through a broken connection or a failover (a waiting call retries
+         * until its wait is over). Default {@link #DEFAULT_COMMAND_TIMEOUT}; must be positive.
+         * Connecting (in {@link Relock#create}) may take the longer of this and 10 s.
          *
          * @param timeout the command timeout
          * @return this builder
