@@ -155,17 +155,25 @@ class RedLockTest {
     void contendersNeverOverlapWhileAMasterIsRestartedAfterALease() throws Exception {
         long lease = 2000;
         int contenders = 4;
+        int sections = 100;
         AtomicBoolean inside = new AtomicBoolean();
         AtomicInteger overlaps = new AtomicInteger();
         AtomicInteger counter = new AtomicInteger();
         AtomicInteger unconfirmed = new AtomicInteger();
-        CountDownLatch halfway = new CountDownLatch(contenders * 10);
+        AtomicInteger roundsLost = new AtomicInteger();
+        CountDownLatch halfway = new CountDownLatch(sections / 2);
         List<CompletableFuture<Void>> workers = new ArrayList<>();
         for (int c = 0; c < contenders; c++) {
             DistributedLock redLock = contender("restarts");
             workers.add(Threads.run(() -> {
-                for (int i = 0; i < 25; i++) {
-                    assertThat(redLock.tryLock(30, lease, TimeUnit.SECONDS)).isTrue();
+                // Safety is the point, not fairness: RedLock promises none, and on a loaded
+                // machine one contender can lose every round for a long time, so the
+                // contenders share the work and a contender that did not get it tries again.
+                while (counter.get() < sections) {
+                    if (!redLock.tryLock(5, lease, TimeUnit.SECONDS)) {
+                        roundsLost.incrementAndGet();
+                        continue;
+                    }
                     try {
                         if (!inside.compareAndSet(false, true)) {
                             overlaps.incrementAndGet();
@@ -188,7 +196,7 @@ class RedLockTest {
                 return null;
             }));
         }
-        assertThat(halfway.await(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(halfway.await(120, TimeUnit.SECONDS)).as("half the sections done").isTrue();
         RedisServer restarted = servers.get(2);
         restarted.kill();
         // Redlock's rule for masters without persistence: stay down for longer than a lease,
@@ -198,8 +206,9 @@ class RedLockTest {
         for (CompletableFuture<Void> worker : workers) {
             worker.get(120, TimeUnit.SECONDS);
         }
-        assertThat(overlaps.get()).isZero();
-        assertThat(counter.get()).isEqualTo(contenders * 25);
+        assertThat(overlaps.get()).as("overlaps (%d waits ran out)", roundsLost.get()).isZero();
+        // Every section counted once: an overlap would also lose an increment.
+        assertThat(counter.get()).isBetween(sections, sections + contenders - 1);
         // Only a hold taken before the kill can have its release unconfirmed: at most one each.
         assertThat(unconfirmed.get()).isLessThanOrEqualTo(contenders);
     }
