@@ -66,10 +66,14 @@ class RedLockTest {
     }
 
     private DistributedLock contender(String name, Duration watchdog) {
+        return contender(name, watchdog, COMMAND_TIMEOUT);
+    }
+
+    private DistributedLock contender(String name, Duration watchdog, Duration commandTimeout) {
         List<DistributedLock> members = new ArrayList<>();
         for (RedisServer server : servers) {
             Relock relock = Relock.create(RelockConfig.builder().singleServer(server.uri())
-                    .commandTimeout(COMMAND_TIMEOUT).watchdogTimeout(watchdog).build());
+                    .commandTimeout(commandTimeout).watchdogTimeout(watchdog).build());
             opened.add(relock);
             members.add(relock.getLock(name));
         }
@@ -126,12 +130,16 @@ class RedLockTest {
 
     @Test
     void losingTheMajorityOfMembersIsReportedAsTheRedLockBeingLost() throws Exception {
-        DistributedLock redLock = contender("majority", Clients.SHORT_WATCHDOG);
+        // A command timeout no loaded machine reaches, so that every member acquires: with the
+        // tight one, a member's acquire could time out and be undone while the majority won.
+        DistributedLock redLock = contender("majority", Clients.SHORT_WATCHDOG, PROMPTLY);
         java.util.concurrent.BlockingQueue<LockLostEvent> events = new java.util.concurrent.LinkedBlockingQueue<>();
         for (Relock member : opened) {
             member.addLockListener(events::add);
         }
         redLock.lock();
+        // lock() returns once a majority said yes; the other members' answers may still be on the way.
+        Eventually.await(PROMPTLY, "every member holds", () -> opened.stream().allMatch(r -> r.trackedHolds() == 1));
         servers.get(0).command("DEL", "majority");
         servers.get(1).command("DEL", "majority");
         List<LockLostEvent> seen = new ArrayList<>();
