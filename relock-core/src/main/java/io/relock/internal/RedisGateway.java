@@ -16,6 +16,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
+import io.lettuce.core.StaticCredentialsProvider;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -42,7 +43,6 @@ import io.relock.RelockConfig;
 import io.relock.RelockException;
 import java.io.IOException;
 import java.net.SocketAddress;
-import java.nio.CharBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -287,12 +287,20 @@ public final class RedisGateway implements AutoCloseable {
         return builder;
     }
 
+    /**
+     * The configured user and password. A credentials provider, not {@code setAuthentication}: that
+     * method is Lettuce 7's, and Spring Boot 4.0 applications run Relock on Lettuce 6.8.
+     */
+    private static StaticCredentialsProvider credentials(RelockConfig config) {
+        return new StaticCredentialsProvider(config.username(), config.password());
+    }
+
     /** Parses a data node's URI, with the configured credentials when it carries none. */
     private static RedisURI dataNode(String text, String setting, RelockConfig config, String clientId) {
         RedisURI uri = RedisUris.parse(text, setting);
         char[] password = config.password();
         if (password != null && !RedisUris.hasCredentials(text)) {
-            uri.setAuthentication(config.username(), CharBuffer.wrap(password));
+            uri.setCredentialsProvider(credentials(config));
         }
         uri.setTimeout(connectTimeout(config));
         uri.setClientName("relock:" + clientId);
@@ -328,7 +336,7 @@ public final class RedisGateway implements AutoCloseable {
         RedisURI uri = builder.withSsl(tls).withTimeout(connectTimeout(config))
                 .withClientName("relock:" + clientId).build();
         if (config.password() != null) {
-            uri.setAuthentication(config.username(), CharBuffer.wrap(config.password()));
+            uri.setCredentialsProvider(credentials(config));
         }
         RedisClient client = RedisClient.create(resources, uri);
         connectTo(client, config, out);
