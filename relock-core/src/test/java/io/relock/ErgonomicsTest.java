@@ -2,11 +2,28 @@ package io.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.relock.testkit.RedisBinary;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
+import io.relock.testkit.SentinelTopology;
+import io.relock.testkit.TlsCertificates;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.security.spec.PKCS8EncodedKeySpec;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -15,6 +32,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,9 +43,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The one-call forms ({@code withLock}, {@code tryWithLock}, {@code hold}) and async owner ids,
- * for every lock type: they behave as {@code lock()}/{@code tryLock()} with {@code unlock()} in
- * a {@code finally} written out by hand.
+ * What a new user reaches for first: the one-call forms ({@code withLock}, {@code tryWithLock},
+ * {@code hold}) for every lock type, which behave as {@code lock()}/{@code tryLock()} with
+ * {@code unlock()} in a {@code finally} written out by hand; async owner ids that no thread
+ * has; the {@code database} setting; TLS from JSSE factories (as a Spring Boot SSL bundle
+ * gives them).
  */
 class ErgonomicsTest {
 
@@ -412,5 +434,122 @@ class ErgonomicsTest {
         assertThat(other).as("the member is held for the async owner").isEmpty();
         red.unlockAsync(owner).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(red.isLocked()).isFalse();
+    }
+
+    // ---- database -------------------------------------------------------------------------------
+
+    @Test
+    void theDatabaseSettingSelectsWhereASingleServersLocksLive() throws Exception {
+        try (Relock relock = Relock.create(RelockConfig.builder().singleServer(server.uri()).database(3).build())) {
+            DistributedLock lock = relock.getLock("in-db-3");
+            lock.lock();
+            assertThat(keyExists(server.uri() + "/3", "in-db-3")).isTrue();
+            assertThat(keyExists(server.uri(), "in-db-3")).as("not in database 0").isFalse();
+            lock.unlock();
+            assertThat(keyExists(server.uri() + "/3", "in-db-3")).isFalse();
+        }
+    }
+
+    @Test
+    void theDatabaseSettingAppliesToMasterReplicaNodes() {
+        try (Relock relock = Relock.create(RelockConfig.builder().masterReplica(server.uri()).database(4).build())) {
+            relock.getLock("in-db-4").withLock(() -> assertThat(server.info("keyspace")).contains("db4:keys=1"));
+        }
+    }
+
+    @Test
+    void theDatabaseSettingAppliesToTheMasterSentinelNames() {
+        try (SentinelTopology topology = SentinelTopology.builder().replicas(0).sentinels(1).quorum(1).start();
+                Relock relock = Relock.create(RelockConfig.builder()
+                        .sentinel(topology.masterName(), topology.sentinelUris().toArray(String[]::new))
+                        .database(5).build())) {
+            relock.getLock("in-db-5").withLock(() ->
+                    assertThat(topology.master().info("keyspace")).contains("db5:keys=1"));
+        }
+    }
+
+    /** Asks Redis with a client of its own, connected to the database the URI names. */
+    private static boolean keyExists(String uri, String key) {
+        RedisClient client = RedisClient.create(uri);
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
+            return connection.sync().exists(key) == 1;
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    // ---- TLS from JSSE factories ----------------------------------------------------------------
+
+    @Test
+    void aTrustManagerFactoryTrustingTheTestCaConnectsAndTheJvmDefaultDoesNot() throws Exception {
+        assumeTls();
+        try (RedisServer tls = RedisServer.builder().tls().start()) {
+            try (Relock relock = Relock.create(RelockConfig.builder().singleServer(tls.tlsUri())
+                    .trustManagerFactory(trustingTheTestCa()).build())) {
+                DistributedLock lock = relock.getLock("over-tls");
+                assertThat(lock.withLock(lock::isHeldByCurrentThread)).isTrue();
+                assertThat(lock.isLocked()).isFalse();
+            }
+            TrustManagerFactory jvmDefault = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            jvmDefault.init((KeyStore) null);
+            assertThatThrownBy(() -> Relock.create(RelockConfig.builder().singleServer(tls.tlsUri())
+                    .trustManagerFactory(jvmDefault).build()))
+                    .isInstanceOf(RelockConnectionException.class)
+                    .satisfies(e -> assertThat(causes(e)).anyMatch(SSLHandshakeException.class::isInstance));
+        }
+    }
+
+    @Test
+    void aKeyManagerFactoryPresentsTheClientCertificateAServerRequires() throws Exception {
+        assumeTls();
+        try (RedisServer tls = RedisServer.builder().tls().arg("tls-auth-clients", "yes").start()) {
+            assertThatThrownBy(() -> Relock.create(RelockConfig.builder().singleServer(tls.tlsUri())
+                    .trustManagerFactory(trustingTheTestCa()).commandTimeout(Clients.COMMAND_TIMEOUT).build()))
+                    .as("no client certificate").isInstanceOf(RelockConnectionException.class);
+            try (Relock relock = Relock.create(RelockConfig.builder().singleServer(tls.tlsUri())
+                    .trustManagerFactory(trustingTheTestCa()).keyManagerFactory(presentingTheTestCertificate())
+                    .build())) {
+                DistributedLock lock = relock.getLock("client-certificate");
+                assertThat(lock.tryGetWithLock(() -> "held")).contains("held");
+            }
+        }
+    }
+
+    private static TrustManagerFactory trustingTheTestCa() throws GeneralSecurityException {
+        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        trust.init(TlsCertificates.get().trustStore());
+        return trust;
+    }
+
+    /** The testkit's server certificate (issued for client use too) and its key, as a client would present them. */
+    private static KeyManagerFactory presentingTheTestCertificate() throws GeneralSecurityException, IOException {
+        TlsCertificates tls = TlsCertificates.get();
+        String pem = Files.readString(tls.privateKey()).replaceAll("-----[A-Z ]+-----", "");
+        PrivateKey key = KeyFactory.getInstance("EC")
+                .generatePrivate(new PKCS8EncodedKeySpec(Base64.getMimeDecoder().decode(pem)));
+        Certificate certificate;
+        try (InputStream in = Files.newInputStream(tls.certificate())) {
+            certificate = CertificateFactory.getInstance("X.509").generateCertificate(in);
+        }
+        char[] password = "key-store".toCharArray();
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        store.load(null, null);
+        store.setKeyEntry("client", key, password, new Certificate[] {certificate});
+        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        keys.init(store, password);
+        return keys;
+    }
+
+    private static List<Throwable> causes(Throwable error) {
+        List<Throwable> found = new ArrayList<>();
+        for (Throwable t = error; t != null && found.size() < 20; t = t.getCause()) {
+            found.add(t);
+        }
+        return found;
+    }
+
+    private static void assumeTls() {
+        RedisBinary binary = RedisBinary.locate();
+        assumeTrue(binary.supportsTls(), "the redis-server binary " + binary.path() + " has no TLS support");
     }
 }
