@@ -11,9 +11,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * }
  * }</pre>
  *
- * <p>It stands for exactly one acquire, so reentrant holds nest as {@code lock()} and
- * {@code unlock()} pairs do. It belongs to the thread that acquired it (or, for a multi-lock or
- * RedLock, to that thread's holds of the members): close it on that thread.
+ * <p>It stands for exactly one acquire, so holds of a reentrant lock nest as {@code lock()} and
+ * {@code unlock()} pairs do. It is the acquiring thread's: close it on that thread (another
+ * thread's {@code close()} fails as that thread's {@code unlock()} would, and spends the hold
+ * object). Not thread-safe beyond {@link #close()} running its unlock at most once.
  */
 public final class LockHold implements AutoCloseable {
 

@@ -159,7 +159,7 @@ class RelockConfigTest {
     @Test
     void aBadUriNeverShowsItsPassword() {
         for (String uri : new String[] {"redis://app:s3cret@h:notaport", "redis-sentinel://app:s3cret@h:26379",
-                "app:s3cret@h:6379", "redis://app:s3cret@:6379", "ftp://:s3cret@h"}) {
+                "app:s3cret@h:6379", "redis://app:s3cret@:6379", "ftp://:s3cret@h", "app:s3cret@h://x"}) {
             assertThatThrownBy(() -> RelockConfig.builder().singleServer(uri).build()).as(uri)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("singleServer")
                     .satisfies(e -> assertThat(e.getMessage()).doesNotContain("s3cret").contains("***@"));

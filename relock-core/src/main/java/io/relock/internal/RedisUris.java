@@ -16,9 +16,9 @@ public final class RedisUris {
     public static Parsed parse(String uri, String setting) {
         Args.notNull(uri, setting);
         int schemeEnd = uri.indexOf("://");
-        Args.require(schemeEnd > 0, "%s: Redis URI '%s' has no scheme: use redis://host:port, or rediss:// for TLS",
-                setting, redact(uri));
-        String scheme = uri.substring(0, schemeEnd);
+        String scheme = schemeEnd > 0 ? uri.substring(0, schemeEnd) : "";
+        Args.require(scheme.matches("[A-Za-z][A-Za-z0-9+.-]*"),
+                "%s: Redis URI '%s' has no scheme: use redis://host:port, or rediss:// for TLS", setting, redact(uri));
         Args.require(scheme.equals("redis") || scheme.equals("rediss"),
                 "%s: unsupported scheme '%s' in Redis URI '%s': use redis:// or rediss://", setting, scheme, redact(uri));
         RedisURI parsed;
@@ -32,20 +32,18 @@ public final class RedisUris {
             throw new IllegalArgumentException(
                     setting + ": invalid Redis URI '" + redact(uri) + "': " + reason);
         }
-        String host = hostAndPort(uri);
-        String port = null;
-        int portStart = host.startsWith("[") ? host.indexOf(']') + 1 : host.lastIndexOf(':');
-        if (portStart >= 0 && (portStart < host.length() || !host.startsWith("["))) {
-            port = host.substring(portStart);
-            host = host.substring(0, portStart);
-        }
+        String authority = hostAndPort(uri);
+        boolean ipv6 = authority.startsWith("[");
+        int portStart = ipv6 ? authority.indexOf(']') + 1 : authority.lastIndexOf(':');
+        boolean hasPort = ipv6 ? portStart > 0 && portStart < authority.length() : portStart >= 0;
+        String host = hasPort ? authority.substring(0, portStart) : authority;
         Args.require(!host.isEmpty() && !host.equals("[]") && parsed.getHost() != null && !parsed.getHost().isEmpty(),
                 "%s: no host in Redis URI '%s'", setting, redact(uri));
-        if (port != null) {
-            Args.require(port.matches(":[0-9]{1,5}") && Integer.parseInt(port.substring(1)) >= 1
-                    && Integer.parseInt(port.substring(1)) <= 65535,
+        if (hasPort) {
+            String port = authority.substring(authority.charAt(portStart) == ':' ? portStart + 1 : portStart);
+            Args.require(port.matches("[0-9]{1,5}") && Integer.parseInt(port) >= 1 && Integer.parseInt(port) <= 65535,
                     "%s: invalid port '%s' in Redis URI '%s': it must be a number from 1 to 65535",
-                    setting, port.substring(port.startsWith(":") ? 1 : 0), redact(uri));
+                    setting, port, redact(uri));
         }
         return new Parsed(parsed, namesDatabase(parsed, uri) ? parsed.getDatabase() : null);
     }
@@ -67,7 +65,7 @@ public final class RedisUris {
                         && Character.isDigit(uri.charAt(authorityEnd + 1));
     }
 
-    /** The {@code host[:port]} part of the URI, after any {@code user:password@}. */
+    /** The {@code host[:port]} part of a URI that Lettuce parsed, after any {@code user:password@}. */
     private static String hostAndPort(String uri) {
         int authorityStart = uri.indexOf("://") + 3;
         String authority = uri.substring(authorityStart, authorityEnd(uri, authorityStart));
