@@ -1,9 +1,12 @@
 package io.relock;
 
+import io.relock.internal.Args;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Supplier;
 
 /**
  * A lock on Redis shared by every process that uses the same name, with the method names of
@@ -46,6 +49,25 @@ import java.util.concurrent.locks.Lock;
  * with an owner-checked release before the exception reaches the caller, so nothing stays
  * locked that the caller does not know about; if Redis stays unreachable for that undo too,
  * the hold is never renewed and ends with its lease.
+ *
+ * <h2>One-call forms</h2>
+ * {@link #withLock(Runnable)}, {@link #tryWithLock(long, TimeUnit, Runnable)} and their
+ * value-returning variants acquire, run an action and release in a {@code finally}, exactly as
+ * written out by hand; {@link #hold()} and {@link #tryHold(long, TimeUnit)} return a
+ * {@link LockHold} for try-with-resources, which suits actions that throw checked exceptions:
+ *
+ * <pre>{@code
+ * lock.withLock(() -> ledger.post(entry));
+ * try (LockHold hold = lock.hold()) {
+ *     Files.writeString(path, text);
+ * }
+ * }</pre>
+ *
+ * <h2>Async owners</h2>
+ * The async forms take the owner as an argument. Pass an id from {@link Relock#newOwnerId()}:
+ * those ids are negative and so never a thread's id. Any {@code long} is accepted (Redisson's
+ * reactive API passes its own ids), but a positive one is some thread's id: while the async
+ * hold lasts, that thread of this client counts as its owner and may unlock it.
  *
  * <p>Instances are cheap and thread-safe; the owner is always the calling thread (or the
  * explicit {@code ownerThreadId} of the async forms).
@@ -180,7 +202,7 @@ public interface DistributedLock extends Lock {
     /**
      * Whether the given thread of this client holds the lock now, according to Redis.
      *
-     * @param threadId a thread id or async owner id
+     * @param threadId a thread id, or an async owner id (see {@link Relock#newOwnerId()})
      * @return {@code true} if held by that owner
      * @throws RelockException if Redis fails
      */
@@ -203,10 +225,230 @@ public interface DistributedLock extends Lock {
      */
     long remainTimeToLive();
 
+    // ---- one-call forms ------------------------------------------------------------------------
+
+    /**
+     * Acquires the lock as {@link #lock()} does, runs {@code action}, and releases the lock
+     * with {@link #unlock()} in a {@code finally}. Neither the wait nor the action is
+     * interruptible by this method; an interrupt leaves the thread's interrupt flag set.
+     *
+     * @param action what to run while holding the lock
+     * @throws NullPointerException if {@code action} is null (nothing is acquired)
+     * @throws RelockException if Redis fails while acquiring (the action is not run) or while
+     *     releasing after the action completed normally
+     * @throws IllegalMonitorStateException if the hold was lost (lease ran out, renewal failed,
+     *     force-unlocked) by the time the action returned
+     * @throws RuntimeException what {@code action} threw (an {@link Error} passes the same
+     *     way), after the release; a failure of that release is
+     *     {@linkplain Throwable#getSuppressed() suppressed} in it
+     */
+    default void withLock(Runnable action) {
+        Args.notNull(action, "action");
+        lock();
+        runHolding(action);
+    }
+
+    /**
+     * Acquires the lock as {@link #lock()} does, computes a value, and releases the lock with
+     * {@link #unlock()} in a {@code finally}. For actions that throw checked exceptions, use
+     * {@link #hold()}. Failures and interrupts as {@link #withLock(Runnable)}; a failed release
+     * after a successful action throws and the value is lost.
+     *
+     * @param <T> the type of the value
+     * @param action what to compute while holding the lock
+     * @return what {@code action} returned, possibly null
+     * @throws NullPointerException if {@code action} is null (nothing is acquired)
+     * @throws RelockException if Redis fails while acquiring or releasing
+     * @throws IllegalMonitorStateException if the hold was lost by the time the action returned
+     * @throws RuntimeException what {@code action} threw, as {@link #withLock(Runnable)}
+     */
+    default <T> T withLock(Supplier<? extends T> action) {
+        Args.notNull(action, "action");
+        lock();
+        return callHolding(action);
+    }
+
+    /**
+     * Runs {@code action} holding the lock if it is free at this moment ({@link #tryLock()}),
+     * releasing it with {@link #unlock()} in a {@code finally}; does nothing otherwise.
+     *
+     * @param action what to run while holding the lock
+     * @return {@code true} if the lock was acquired and the action ran, {@code false} if
+     *     another owner held it
+     * @throws NullPointerException if {@code action} is null
+     * @throws RelockException if Redis fails (never {@code false} for that)
+     * @throws IllegalMonitorStateException if the hold was lost by the time the action returned
+     */
+    default boolean tryWithLock(Runnable action) {
+        Args.notNull(action, "action");
+        if (!tryLock()) {
+            return false;
+        }
+        runHolding(action);
+        return true;
+    }
+
+    /**
+     * Runs {@code action} holding the lock if it becomes free within {@code waitTime}
+     * ({@link #tryLock(long, TimeUnit)}), releasing it with {@link #unlock()} in a
+     * {@code finally}; does nothing otherwise. Once the action runs, an interrupt no longer
+     * stops anything: it leaves the interrupt flag set.
+     *
+     * @param waitTime how long to wait; zero or less for a single attempt
+     * @param unit the unit of {@code waitTime}
+     * @param action what to run while holding the lock
+     * @return {@code true} if the lock was acquired and the action ran, {@code false} if the
+     *     wait ran out
+     * @throws InterruptedException if interrupted before or while waiting; nothing is then held
+     *     and the action did not run
+     * @throws NullPointerException if {@code unit} or {@code action} is null
+     * @throws RelockException if Redis fails (never {@code false} for that)
+     * @throws IllegalMonitorStateException if the hold was lost by the time the action returned
+     */
+    default boolean tryWithLock(long waitTime, TimeUnit unit, Runnable action) throws InterruptedException {
+        Args.notNull(unit, "unit");
+        Args.notNull(action, "action");
+        if (!tryLock(waitTime, unit)) {
+            return false;
+        }
+        runHolding(action);
+        return true;
+    }
+
+    /**
+     * Computes a value holding the lock if it is free at this moment ({@link #tryLock()}),
+     * releasing it in a {@code finally}. A separate name from {@link #tryWithLock(Runnable)} so
+     * that a lambda never picks the other form by surprise.
+     *
+     * @param <T> the type of the value
+     * @param action what to compute while holding the lock
+     * @return the value, or empty if another owner held the lock; also empty if the action
+     *     returned null (as {@link Optional#map} treats null)
+     * @throws NullPointerException if {@code action} is null
+     * @throws RelockException if Redis fails (never empty for that)
+     * @throws IllegalMonitorStateException if the hold was lost by the time the action returned
+     */
+    default <T> Optional<T> tryGetWithLock(Supplier<? extends T> action) {
+        Args.notNull(action, "action");
+        if (!tryLock()) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(callHolding(action));
+    }
+
+    /**
+     * Computes a value holding the lock if it becomes free within {@code waitTime}
+     * ({@link #tryLock(long, TimeUnit)}), releasing it in a {@code finally}.
+     *
+     * @param <T> the type of the value
+     * @param waitTime how long to wait; zero or less for a single attempt
+     * @param unit the unit of {@code waitTime}
+     * @param action what to compute while holding the lock
+     * @return the value, or empty if the wait ran out; also empty if the action returned null
+     * @throws InterruptedException if interrupted before or while waiting; nothing is then held
+     *     and the action did not run
+     * @throws NullPointerException if {@code unit} or {@code action} is null
+     * @throws RelockException if Redis fails (never empty for that)
+     * @throws IllegalMonitorStateException if the hold was lost by the time the action returned
+     */
+    default <T> Optional<T> tryGetWithLock(long waitTime, TimeUnit unit, Supplier<? extends T> action)
+            throws InterruptedException {
+        Args.notNull(unit, "unit");
+        Args.notNull(action, "action");
+        if (!tryLock(waitTime, unit)) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(callHolding(action));
+    }
+
+    /**
+     * Acquires the lock as {@link #lock()} does and returns the hold, to be released by
+     * try-with-resources:
+     *
+     * <pre>{@code
+     * try (LockHold hold = lock.hold()) {
+     *     // critical section
+     * }
+     * }</pre>
+     *
+     * @return the hold, which {@link LockHold#close()} releases once
+     * @throws RelockException if Redis fails while acquiring
+     */
+    default LockHold hold() {
+        lock();
+        return new LockHold(this);
+    }
+
+    /**
+     * Acquires the lock if it is free at this moment ({@link #tryLock()}) and returns the hold,
+     * or null. A null resource is allowed in try-with-resources (it is not closed):
+     *
+     * <pre>{@code
+     * try (LockHold hold = lock.tryHold()) {
+     *     if (hold == null) {
+     *         return; // another owner has it
+     *     }
+     *     // critical section
+     * }
+     * }</pre>
+     *
+     * @return the hold, or null if another owner holds the lock
+     * @throws RelockException if Redis fails (never null for that)
+     */
+    default LockHold tryHold() {
+        return tryLock() ? new LockHold(this) : null;
+    }
+
+    /**
+     * Acquires the lock if it becomes free within {@code waitTime}
+     * ({@link #tryLock(long, TimeUnit)}) and returns the hold, or null; see {@link #tryHold()}.
+     *
+     * @param waitTime how long to wait; zero or less for a single attempt
+     * @param unit the unit of {@code waitTime}
+     * @return the hold, or null if the wait ran out
+     * @throws InterruptedException if interrupted before or while waiting; nothing is then held
+     * @throws NullPointerException if {@code unit} is null
+     * @throws RelockException if Redis fails (never null for that)
+     */
+    default LockHold tryHold(long waitTime, TimeUnit unit) throws InterruptedException {
+        Args.notNull(unit, "unit");
+        return tryLock(waitTime, unit) ? new LockHold(this) : null;
+    }
+
+    private void runHolding(Runnable action) {
+        callHolding(() -> {
+            action.run();
+            return null;
+        });
+    }
+
+    /** Runs {@code action}, which the caller has acquired this lock for, and releases it. */
+    private <T> T callHolding(Supplier<? extends T> action) {
+        T result;
+        try {
+            result = action.get();
+        } catch (Throwable failure) {
+            try {
+                unlock();
+            } catch (Throwable unlockFailure) {
+                if (unlockFailure != failure) {
+                    failure.addSuppressed(unlockFailure);
+                }
+            }
+            throw failure;
+        }
+        unlock();
+        return result;
+    }
+
+    // ---- async forms --------------------------------------------------------------------------
+
     /**
      * Acquires for the given owner, waiting as long as it takes, with the watchdog.
      *
-     * @param ownerThreadId the owner id: a thread id, or any id a reactive flow uses consistently
+     * @param ownerThreadId the owner: preferably an id from {@link Relock#newOwnerId()}, used
+     *     consistently by one flow; a positive id makes the thread with that id of this client
+     *     an owner too (see the class comment)
      * @return completes when acquired; completes exceptionally with {@link RelockException}
      */
     CompletionStage<Void> lockAsync(long ownerThreadId);
@@ -216,7 +458,7 @@ public interface DistributedLock extends Lock {
      *
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of {@code leaseTime}
-     * @param ownerThreadId the owner id
+     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
      * @return completes when acquired; completes exceptionally with {@link RelockException}
      * @throws IllegalArgumentException if {@code leaseTime} is invalid (thrown, not in the stage)
      * @throws NullPointerException if {@code unit} is null
@@ -226,7 +468,7 @@ public interface DistributedLock extends Lock {
     /**
      * One attempt for the given owner, with the watchdog.
      *
-     * @param ownerThreadId the owner id
+     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
      * @return {@code true} if acquired; completes exceptionally with {@link RelockException}
      */
     CompletionStage<Boolean> tryLockAsync(long ownerThreadId);
@@ -237,7 +479,7 @@ public interface DistributedLock extends Lock {
      * @param waitTime how long to wait; zero or less for a single attempt
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of both times
-     * @param ownerThreadId the owner id
+     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
      * @return {@code true} if acquired, {@code false} if the wait ran out; completes
      *     exceptionally with {@link RelockException}
      * @throws IllegalArgumentException if {@code leaseTime} is invalid
@@ -248,7 +490,7 @@ public interface DistributedLock extends Lock {
     /**
      * Releases one hold of the given owner.
      *
-     * @param ownerThreadId the owner id
+     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
      * @return completes when released; completes exceptionally with
      *     {@link IllegalMonitorStateException} if that owner does not hold the lock, or with
      *     {@link RelockException} if Redis fails

@@ -10,6 +10,7 @@ import io.relock.internal.RedisReadWriteLock;
 import io.relock.internal.ReentrantRedisLock;
 import io.relock.internal.SimpleRedisLock;
 import io.relock.internal.SpinRedisLock;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Relock client: the entry point for distributed locks on one Redis deployment.
@@ -37,6 +38,9 @@ import io.relock.internal.SpinRedisLock;
  * had crashed. Unlock what you hold before closing.
  */
 public final class Relock implements AutoCloseable {
+
+    /** Hands out async owner ids below zero, where thread ids never are. */
+    private static final AtomicLong LAST_OWNER_ID = new AtomicLong();
 
     private final ClientRuntime runtime;
 
@@ -236,6 +240,30 @@ public final class Relock implements AutoCloseable {
      */
     public String clientId() {
         return runtime.clientId();
+    }
+
+    /**
+     * A new owner id for the async forms of {@link DistributedLock} ({@code lockAsync},
+     * {@code tryLockAsync}, {@code unlockAsync}), for a flow that is not tied to one thread:
+     *
+     * <pre>{@code
+     * long owner = Relock.newOwnerId();
+     * lock.lockAsync(owner)
+     *     .thenCompose(locked -> work())
+     *     .whenComplete((result, error) -> lock.unlockAsync(owner));
+     * }</pre>
+     *
+     * <p>The ids are negative, and thread ids are positive, so no thread ever counts as the
+     * owner of such a hold: {@code isHeldByCurrentThread()} is false for it and a thread's
+     * {@code unlock()} throws {@link IllegalMonitorStateException}. Each call returns a new id,
+     * unique in this JVM across all clients (so one id may be used with the members of a
+     * RedLock or multi-lock from several clients). On Redis the owner is the usual
+     * {@code <clientId>:<id>} field, which Redisson clients read as any other.
+     *
+     * @return a negative id never returned before in this JVM
+     */
+    public static long newOwnerId() {
+        return LAST_OWNER_ID.decrementAndGet();
     }
 
     /**

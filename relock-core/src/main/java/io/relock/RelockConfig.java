@@ -6,6 +6,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Supplier;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * Immutable settings of a {@link Relock} client. Built once with {@link #builder()}:
@@ -19,7 +22,7 @@ import java.util.List;
  *
  * <p>Every setting has a named default ({@code DEFAULT_*}) except the server, which must be
  * given. The builder rejects a setting given twice; {@link Builder#build()} rejects invalid
- * values, naming the setting.
+ * values, naming the setting. Durations are at most one day.
  */
 public final class RelockConfig {
 
@@ -43,6 +46,18 @@ public final class RelockConfig {
 
     /** The smallest watchdog timeout accepted: below it renewals would flood Redis. */
     public static final Duration MIN_WATCHDOG_TIMEOUT = Duration.ofMillis(30);
+
+    /** The smallest command timeout accepted: Redis cannot answer sooner than this. */
+    public static final Duration MIN_COMMAND_TIMEOUT = Duration.ofMillis(1);
+
+    /** The smallest thread wait time accepted: fair-lock waiters retry every third of it. */
+    private static final Duration MIN_THREAD_WAIT_TIME = Duration.ofMillis(30);
+
+    /** The smallest pause of a spin lock, and the shortest replica-sync timeout. */
+    private static final Duration ONE_MILLISECOND = Duration.ofMillis(1);
+
+    /** The longest duration of any setting: more is a mistake (a unit mixed up), not a need. */
+    private static final Duration MAX_DURATION = Duration.ofDays(1);
 
     /** How the client reaches Redis. */
     public enum Topology {
@@ -68,16 +83,22 @@ public final class RelockConfig {
     private final String username;
     private final char[] password;
     private final Path trustedCertificates;
+    private final TrustManagerFactory trustManagerFactory;
+    private final KeyManagerFactory keyManagerFactory;
+    private final int database;
     private final int replicaSyncMinReplicas;
     private final Duration replicaSyncTimeout;
 
-    private RelockConfig(Builder builder) {
+    private RelockConfig(Builder builder, int database) {
         this.topology = builder.topology;
         this.serverUris = List.copyOf(builder.serverUris);
         this.masterName = builder.masterName;
         this.username = builder.username;
         this.password = builder.password == null ? null : builder.password.clone();
         this.trustedCertificates = builder.trustedCertificates;
+        this.trustManagerFactory = builder.trustManagerFactory;
+        this.keyManagerFactory = builder.keyManagerFactory;
+        this.database = database;
         this.replicaSyncMinReplicas = builder.replicaSyncMinReplicas;
         this.replicaSyncTimeout = orDefault(builder.replicaSyncTimeout, Duration.ZERO);
         this.watchdogTimeout = orDefault(builder.watchdogTimeout, DEFAULT_WATCHDOG_TIMEOUT);
@@ -154,6 +175,35 @@ public final class RelockConfig {
      */
     public Path trustedCertificates() {
         return trustedCertificates;
+    }
+
+    /**
+     * The trust managers for {@code rediss://} connections, e.g. from a Spring Boot SSL bundle.
+     *
+     * @return the factory, or null to use {@link #trustedCertificates()} or the JVM's default
+     */
+    public TrustManagerFactory trustManagerFactory() {
+        return trustManagerFactory;
+    }
+
+    /**
+     * The key managers that present a client certificate on {@code rediss://} connections.
+     *
+     * @return the factory, or null to present none
+     */
+    public KeyManagerFactory keyManagerFactory() {
+        return keyManagerFactory;
+    }
+
+    /**
+     * The Redis database the locks live in: the one set with {@link Builder#database(int)}, else
+     * the one in the server URIs ({@code redis://host/2}) of a single server or master/replica
+     * nodes, else 0. Always 0 in a cluster.
+     *
+     * @return the database number
+     */
+    public int database() {
+        return database;
     }
 
     /**
@@ -239,6 +289,7 @@ public final class RelockConfig {
                 + ", servers=" + serverUris.stream().map(RedisUris::redact).toList()
                 + ", watchdogTimeout=" + watchdogTimeout
                 + ", commandTimeout=" + commandTimeout
+                + (database != 0 ? ", database=" + database : "")
                 + (masterName != null ? ", masterName=" + masterName : "")
                 + (username != null ? ", username=" + username : "")
                 + (password != null ? ", password=***" : "")
@@ -266,6 +317,9 @@ public final class RelockConfig {
         private char[] password;
         private boolean credentialsSet;
         private Path trustedCertificates;
+        private TrustManagerFactory trustManagerFactory;
+        private KeyManagerFactory keyManagerFactory;
+        private Integer database;
         private int replicaSyncMinReplicas;
         private Duration replicaSyncTimeout;
 
@@ -362,10 +416,13 @@ public final class RelockConfig {
          * @param password the password
          * @return this builder
          * @throws NullPointerException if {@code password} is null
+         * @throws IllegalArgumentException if {@code username} is empty
          * @throws IllegalStateException if already set
          */
         public Builder credentials(String username, char[] password) {
             Args.notNull(password, "password");
+            Args.require(username == null || !username.isEmpty(),
+                    "credentials: username must not be empty (null for the default user)");
             if (credentialsSet) {
                 throw new IllegalStateException("credentials can only be set once");
             }
@@ -376,6 +433,22 @@ public final class RelockConfig {
         }
 
         /**
+         * As {@link #credentials(String, char[])}, with the password as a string (as it comes
+         * from configuration files and secret stores). Never logged.
+         *
+         * @param username the ACL user, or null for the {@code default} user
+         * @param password the password
+         * @return this builder
+         * @throws NullPointerException if {@code password} is null
+         * @throws IllegalArgumentException if {@code username} is empty
+         * @throws IllegalStateException if already set
+         */
+        public Builder credentials(String username, String password) {
+            Args.notNull(password, "password");
+            return credentials(username, password.toCharArray());
+        }
+
+        /**
          * Trust the certificate authorities in this PEM file for {@code rediss://}
          * connections, instead of the JVM's default trust store (e.g. for a private CA).
          *
@@ -383,12 +456,72 @@ public final class RelockConfig {
          * @return this builder
          * @throws NullPointerException if {@code pemFile} is null
          * @throws IllegalArgumentException at {@link #build} if the file is not readable
-         * @throws IllegalStateException if already set
+         * @throws IllegalStateException if already set; at {@link #build} if a
+         *     {@link #trustManagerFactory} is set too
          */
         public Builder trustedCertificates(Path pemFile) {
             Args.notNull(pemFile, "trustedCertificates");
             Args.setOnce(trustedCertificates, "trustedCertificates");
             trustedCertificates = pemFile;
+            return this;
+        }
+
+        /**
+         * Trust whom this factory's trust managers trust for {@code rediss://} connections,
+         * instead of the JVM's default trust store: for trust material that is not a PEM file,
+         * such as a key store or a Spring Boot SSL bundle
+         * ({@code bundle.getManagers().getTrustManagerFactory()}). The factory must be
+         * initialised; it is used for every connection the client opens.
+         *
+         * @param factory an initialised trust manager factory
+         * @return this builder
+         * @throws NullPointerException if {@code factory} is null
+         * @throws IllegalArgumentException at {@link #build} if it is not initialised
+         * @throws IllegalStateException if already set; at {@link #build} if
+         *     {@link #trustedCertificates} is set too
+         */
+        public Builder trustManagerFactory(TrustManagerFactory factory) {
+            Args.notNull(factory, "trustManagerFactory");
+            Args.setOnce(trustManagerFactory, "trustManagerFactory");
+            trustManagerFactory = factory;
+            return this;
+        }
+
+        /**
+         * Present the client certificate of this factory's key managers on {@code rediss://}
+         * connections, for servers that require one ({@code tls-auth-clients yes}). Combines
+         * with {@link #trustedCertificates} or {@link #trustManagerFactory}.
+         *
+         * @param factory an initialised key manager factory
+         * @return this builder
+         * @throws NullPointerException if {@code factory} is null
+         * @throws IllegalArgumentException at {@link #build} if it is not initialised
+         * @throws IllegalStateException if already set
+         */
+        public Builder keyManagerFactory(KeyManagerFactory factory) {
+            Args.notNull(factory, "keyManagerFactory");
+            Args.setOnce(keyManagerFactory, "keyManagerFactory");
+            keyManagerFactory = factory;
+            return this;
+        }
+
+        /**
+         * The Redis database (as {@code SELECT}) that holds the locks of a single server, a
+         * Sentinel-monitored master or master/replica nodes. The same as a {@code /db} path in
+         * the server URI, which may be given instead. Clients that must exclude each other,
+         * Redisson ones included, must use the same database. A database the server does not
+         * have makes {@link Relock#create} fail.
+         *
+         * @param database 0 or more
+         * @return this builder
+         * @throws IllegalArgumentException at {@link #build} if negative, if not 0 with
+         *     {@link #cluster} (a cluster has database 0 only), or if a server URI names another
+         *     database
+         * @throws IllegalStateException if already set
+         */
+        public Builder database(int database) {
+            Args.setOnce(this.database, "database");
+            this.database = database;
             return this;
         }
 
@@ -402,7 +535,7 @@ public final class RelockConfig {
          * lock; it does not close it (see the README's Guarantees).
          *
          * @param minReplicas at least 1
-         * @param timeout at least 1 ms
+         * @param timeout at least 1 ms, at most one day
          * @return this builder
          * @throws NullPointerException if {@code timeout} is null
          * @throws IllegalArgumentException at {@link #build} if a value is out of range
@@ -418,7 +551,8 @@ public final class RelockConfig {
 
         /**
          * The lease of locks taken without one, renewed every third of it while held. Default
-         * {@link #DEFAULT_WATCHDOG_TIMEOUT}; at least {@link #MIN_WATCHDOG_TIMEOUT}.
+         * {@link #DEFAULT_WATCHDOG_TIMEOUT}; at least {@link #MIN_WATCHDOG_TIMEOUT}, at most one
+         * day.
          *
          * @param timeout the watchdog timeout
          * @return this builder
@@ -435,7 +569,8 @@ public final class RelockConfig {
         /**
          * How long one Redis command may take before it fails, and how long a call that does not
          * wait keeps retrying through a broken connection or a failover (a waiting call retries
-         * until its wait is over). Default {@link #DEFAULT_COMMAND_TIMEOUT}; must be positive.
+         * until its wait is over). Default {@link #DEFAULT_COMMAND_TIMEOUT}; at least
+         * {@link #MIN_COMMAND_TIMEOUT}, at most one day.
          * Connecting (in {@link Relock#create}) may take the longer of this and 10 s.
          *
          * @param timeout the command timeout
@@ -471,7 +606,7 @@ public final class RelockConfig {
          * How spin locks back off between attempts: {@code initial} after the first failed
          * attempt, doubling up to {@code max}, each pause randomised between half and all of
          * it. Defaults {@link #DEFAULT_SPIN_BACKOFF_INITIAL} and {@link #DEFAULT_SPIN_BACKOFF_MAX};
-         * both at least 1 ms, {@code initial} at most {@code max}.
+         * both at least 1 ms and at most one day, {@code initial} at most {@code max}.
          *
          * @param initial the first pause
          * @param max the longest pause
@@ -490,7 +625,7 @@ public final class RelockConfig {
 
         /**
          * How long a fair lock's waiter may stay silent before it is taken for dead. Default
-         * {@link #DEFAULT_THREAD_WAIT_TIME}; at least 30 ms.
+         * {@link #DEFAULT_THREAD_WAIT_TIME}; at least 30 ms, at most one day.
          *
          * @param timeout the thread wait time
          * @return this builder
@@ -522,31 +657,71 @@ public final class RelockConfig {
                 case CLUSTER -> "cluster";
                 case MASTER_REPLICA -> "masterReplica";
             };
+            Integer uriDatabase = null;
             for (String uri : serverUris) {
-                RedisUris.parse(uri, setting);
+                Integer named = RedisUris.parse(uri, setting).database();
+                if (named == null) {
+                    continue;
+                }
+                if (database != null && !database.equals(named)) {
+                    throw new IllegalArgumentException("database " + database + " conflicts with database " + named
+                            + " in " + setting + " URI '" + RedisUris.redact(uri) + "'");
+                }
+                if (uriDatabase != null && !uriDatabase.equals(named)) {
+                    throw new IllegalArgumentException(setting + " URIs name different databases: " + uriDatabase
+                            + " and " + named + " ('" + RedisUris.redact(uri) + "')");
+                }
+                uriDatabase = named;
+            }
+            if (database != null) {
+                Args.require(database >= 0, "database must not be negative: %s", database);
+                Args.require(database == 0 || topology != Topology.CLUSTER,
+                        "database must be 0 with cluster (a Redis Cluster has database 0 only): %s", database);
             }
             if (trustedCertificates != null) {
                 Args.require(Files.isReadable(trustedCertificates),
                         "trustedCertificates: cannot read %s", trustedCertificates);
+                if (trustManagerFactory != null) {
+                    throw new IllegalStateException("trustedCertificates and trustManagerFactory are both set: "
+                            + "give the trusted certificates one way");
+                }
+            }
+            if (trustManagerFactory != null) {
+                requireInitialised(trustManagerFactory::getTrustManagers, "trustManagerFactory");
+            }
+            if (keyManagerFactory != null) {
+                requireInitialised(keyManagerFactory::getKeyManagers, "keyManagerFactory");
             }
             if (replicaSyncTimeout != null) {
                 Args.require(replicaSyncMinReplicas >= 1,
                         "replicaSync minReplicas must be at least 1: %s", replicaSyncMinReplicas);
-                Args.require(replicaSyncTimeout.toMillis() >= 1,
-                        "replicaSync timeout must be at least 1 ms: %s", replicaSyncTimeout);
+                Args.between(replicaSyncTimeout, ONE_MILLISECOND, MAX_DURATION, "replicaSync timeout");
             }
-            RelockConfig config = new RelockConfig(this);
-            Args.require(config.watchdogTimeout.compareTo(MIN_WATCHDOG_TIMEOUT) >= 0,
-                    "watchdogTimeout must be at least %s: %s", MIN_WATCHDOG_TIMEOUT, config.watchdogTimeout);
-            Args.require(!config.commandTimeout.isNegative() && !config.commandTimeout.isZero(),
-                    "commandTimeout must be positive: %s", config.commandTimeout);
-            Args.require(config.threadWaitTime.toMillis() >= 30,
-                    "threadWaitTime must be at least 30 ms: %s", config.threadWaitTime);
-            Args.require(config.spinBackoffInitial.toMillis() >= 1 && config.spinBackoffMax.toMillis() >= 1,
-                    "spinBackoff must be at least 1 ms: %s, %s", config.spinBackoffInitial, config.spinBackoffMax);
+            // A sentinel's URI is the sentinel's own: its path never chose the master's database.
+            int selected = 0;
+            if (database != null) {
+                selected = database;
+            } else if (uriDatabase != null && topology != Topology.SENTINEL) {
+                selected = uriDatabase;
+            }
+            RelockConfig config = new RelockConfig(this, selected);
+            Args.between(config.watchdogTimeout, MIN_WATCHDOG_TIMEOUT, MAX_DURATION, "watchdogTimeout");
+            Args.between(config.commandTimeout, MIN_COMMAND_TIMEOUT, MAX_DURATION, "commandTimeout");
+            Args.between(config.threadWaitTime, MIN_THREAD_WAIT_TIME, MAX_DURATION, "threadWaitTime");
+            Args.between(config.spinBackoffInitial, ONE_MILLISECOND, MAX_DURATION, "spinBackoff initial");
+            Args.between(config.spinBackoffMax, ONE_MILLISECOND, MAX_DURATION, "spinBackoff max");
             Args.require(config.spinBackoffInitial.compareTo(config.spinBackoffMax) <= 0,
                     "spinBackoff initial must not exceed max: %s > %s", config.spinBackoffInitial, config.spinBackoffMax);
             return config;
+        }
+
+        /** A JSSE factory hands out its managers only once {@code init} was called. */
+        private static void requireInitialised(Supplier<Object[]> managers, String setting) {
+            try {
+                managers.get();
+            } catch (IllegalStateException e) {
+                throw new IllegalArgumentException(setting + " is not initialised: call its init method first", e);
+            }
         }
     }
 }

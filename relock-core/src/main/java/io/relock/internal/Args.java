@@ -1,5 +1,6 @@
 package io.relock.internal;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,6 +33,13 @@ public final class Args {
         if (!condition) {
             throw new IllegalArgumentException(String.format(format, args));
         }
+    }
+
+    /** Rejects a duration outside {@code [min, max]}, naming the setting, the bounds and the value. */
+    public static Duration between(Duration value, Duration min, Duration max, String name) {
+        require(value.compareTo(min) >= 0 && value.compareTo(max) <= 0,
+                "%s must be at least %s and at most %s: %s", name, min, max, value);
+        return value;
     }
 
     public static void setOnce(Object current, String name) {

@@ -121,13 +121,19 @@ abstract class CompositeLock implements DistributedLock {
 
     @Override
     public boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException {
-        return acquire(Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE);
+        return tryLock(waitTime, Args.WATCHDOG_LEASE, unit);
     }
 
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return acquire(Args.waitNanos(waitTime, unit), lease);
+        long waitNanos = Args.waitNanos(waitTime, unit);
+        // Lock.tryLock(time, unit): an interrupt on entry throws even when the lock is free (a
+        // RedLock's quick win would otherwise complete before the interrupt is looked at).
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring " + name);
+        }
+        return acquire(waitNanos, lease);
     }
 
     @Override

@@ -284,9 +284,19 @@ public final class RedisGateway implements AutoCloseable {
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .timeoutOptions(timeouts(config))
                 .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout(config)).build());
-        if (config.trustedCertificates() != null) {
-            builder.sslOptions(SslOptions.builder().jdkSslProvider()
-                    .trustManager(config.trustedCertificates().toFile()).build());
+        if (config.trustedCertificates() != null || config.trustManagerFactory() != null
+                || config.keyManagerFactory() != null) {
+            SslOptions.Builder ssl = SslOptions.builder().jdkSslProvider();
+            if (config.trustedCertificates() != null) {
+                ssl.trustManager(config.trustedCertificates().toFile());
+            }
+            if (config.trustManagerFactory() != null) {
+                ssl.trustManager(config.trustManagerFactory());
+            }
+            if (config.keyManagerFactory() != null) {
+                ssl.keyManager(config.keyManagerFactory());
+            }
+            builder.sslOptions(ssl.build());
         }
         return builder;
     }
@@ -301,7 +311,10 @@ public final class RedisGateway implements AutoCloseable {
 
     /** Parses a data node's URI, with the configured credentials when it carries none. */
     private static RedisURI dataNode(String text, String setting, RelockConfig config, String clientId) {
-        RedisURI uri = RedisUris.parse(text, setting);
+        RedisURI uri = RedisUris.parse(text, setting).uri();
+        if (config.topology() != RelockConfig.Topology.CLUSTER) {
+            uri.setDatabase(config.database());
+        }
         char[] password = config.password();
         if (password != null && !RedisUris.hasCredentials(text)) {
             uri.setCredentialsProvider(credentials(config));
@@ -360,12 +373,12 @@ public final class RedisGateway implements AutoCloseable {
         RedisURI.Builder builder = RedisURI.builder().withSentinelMasterId(config.masterName());
         boolean tls = true;
         for (String text : config.serverUris()) {
-            RedisURI sentinel = RedisUris.parse(text, "sentinel");
+            RedisURI sentinel = RedisUris.parse(text, "sentinel").uri();
             sentinel.setTimeout(connectTimeout(config));
             tls &= sentinel.isSsl();
             builder.withSentinel(sentinel);
         }
-        RedisURI uri = builder.withSsl(tls).withTimeout(connectTimeout(config))
+        RedisURI uri = builder.withSsl(tls).withDatabase(config.database()).withTimeout(connectTimeout(config))
                 .withClientName("relock:" + clientId).build();
         if (config.password() != null) {
             uri.setCredentialsProvider(credentials(config));
