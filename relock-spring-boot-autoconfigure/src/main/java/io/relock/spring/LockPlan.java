@@ -1,0 +1,242 @@
+package io.relock.spring;
+
+import java.lang.reflect.Array;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * One {@link WithLock} method, read and checked once when its bean is created: the resolved
+ * name, the parsed key, the durations, and what to do when the lock is not acquired. A mistake
+ * in any of them fails the application's start, naming the method.
+ */
+final class LockPlan {
+
+    private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+    private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
+
+    private final Method method;
+    private final String name;
+    private final Expression key;
+    private final String keyText;
+    private final WithLock.Type type;
+    private final Duration waitTime;
+    private final Duration leaseTime;
+    private final WithLock.OnNotAcquired onNotAcquired;
+    private final Method fallback;
+    private final boolean fallbackTakesException;
+    private final ConfigurableBeanFactory beanFactory;
+
+    private LockPlan(Method method, WithLock annotation, ConfigurableBeanFactory beanFactory) {
+        this.method = method;
+        this.beanFactory = beanFactory;
+        String rawName = annotation.name().isEmpty()
+                ? method.getDeclaringClass().getName() + "." + method.getName()
+                : annotation.name();
+        this.name = resolve(rawName, "name");
+        if (name.isBlank()) {
+            throw invalid("name '" + rawName + "' resolves to a blank name");
+        }
+        this.keyText = annotation.key();
+        this.key = keyText.isBlank() ? null : parse(keyText);
+        this.type = annotation.type();
+        this.waitTime = duration(annotation.waitTime(), "waitTime", true);
+        this.leaseTime = duration(annotation.leaseTime(), "leaseTime", false);
+        WithLock.OnNotAcquired mode = annotation.onNotAcquired();
+        String fallbackName = annotation.fallback();
+        if (!fallbackName.isEmpty() && mode == WithLock.OnNotAcquired.THROW) {
+            mode = WithLock.OnNotAcquired.FALLBACK;
+        }
+        this.onNotAcquired = mode;
+        if (mode == WithLock.OnNotAcquired.SKIP) {
+            if (!fallbackName.isEmpty()) {
+                throw invalid("onNotAcquired = SKIP and fallback = '" + fallbackName + "' contradict each other");
+            }
+            Class<?> returns = method.getReturnType();
+            if (returns != void.class && returns != Void.class && returns != Optional.class) {
+                throw invalid("onNotAcquired = SKIP needs a void or Optional return type, not "
+                        + returns.getSimpleName() + ": a skipped call has no value to return");
+            }
+        }
+        if (mode == WithLock.OnNotAcquired.FALLBACK) {
+            if (fallbackName.isEmpty()) {
+                throw invalid("onNotAcquired = FALLBACK needs fallback = \"<method name>\"");
+            }
+            Class<?>[] params = method.getParameterTypes();
+            Class<?>[] withException = Arrays.copyOf(params, params.length + 1);
+            withException[params.length] = LockNotAcquiredException.class;
+            Method found = ReflectionUtils.findMethod(method.getDeclaringClass(), fallbackName, withException);
+            this.fallbackTakesException = found != null;
+            if (found == null) {
+                found = ReflectionUtils.findMethod(method.getDeclaringClass(), fallbackName, params);
+            }
+            if (found == null) {
+                throw invalid("fallback method " + fallbackName + " not found in "
+                        + method.getDeclaringClass().getName() + ": it must take the same parameters "
+                        + Arrays.toString(params) + ", optionally followed by a LockNotAcquiredException");
+            }
+            if (!ClassUtils.isAssignable(method.getReturnType(), found.getReturnType())) {
+                throw invalid("fallback method " + fallbackName + " returns " + found.getReturnType().getName()
+                        + ", which is not a " + method.getReturnType().getName());
+            }
+            ReflectionUtils.makeAccessible(found);
+            this.fallback = found;
+        } else {
+            this.fallback = null;
+            this.fallbackTakesException = false;
+        }
+    }
+
+    /**
+     * The plan of {@code method}, or null if it has no {@link WithLock}.
+     *
+     * @throws IllegalStateException if the annotation's settings are wrong
+     */
+    static LockPlan of(Method method, ConfigurableBeanFactory beanFactory) {
+        WithLock annotation = org.springframework.core.annotation.AnnotatedElementUtils
+                .findMergedAnnotation(method, WithLock.class);
+        return annotation == null ? null : new LockPlan(method, annotation, beanFactory);
+    }
+
+    LockRunner.Request request(Object target, Object[] args) {
+        return RelockTemplate.request(type, names(target, args), waitTime, leaseTime);
+    }
+
+    Object notAcquired(LockNotAcquiredException notAcquired, Object target, Object[] args) throws Throwable {
+        switch (onNotAcquired) {
+            case SKIP:
+                return method.getReturnType() == Optional.class ? Optional.empty() : null;
+            case FALLBACK:
+                Object[] fallbackArgs = args;
+                if (fallbackTakesException) {
+                    fallbackArgs = Arrays.copyOf(args, args.length + 1);
+                    fallbackArgs[args.length] = notAcquired;
+                }
+                try {
+                    return fallback.invoke(target, fallbackArgs);
+                } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                }
+            default:
+                throw notAcquired;
+        }
+    }
+
+    private List<String> names(Object target, Object[] args) {
+        if (key == null) {
+            return List.of(name);
+        }
+        MethodBasedEvaluationContext context =
+                new MethodBasedEvaluationContext(target, method, args, PARAMETER_NAMES);
+        if (beanFactory != null) {
+            context.setBeanResolver(new BeanFactoryResolver(beanFactory));
+        }
+        Object value = key.getValue(context);
+        List<Object> parts = new ArrayList<>();
+        if (value instanceof Collection<?> collection) {
+            parts.addAll(collection);
+        } else if (value != null && value.getClass().isArray()) {
+            for (int i = 0; i < Array.getLength(value); i++) {
+                parts.add(Array.get(value, i));
+            }
+        } else {
+            parts.add(value);
+        }
+        if (parts.isEmpty()) {
+            throw badKey("is an empty " + (value instanceof Collection ? "collection" : "array"));
+        }
+        List<String> names = new ArrayList<>(parts.size());
+        for (Object part : parts) {
+            if (part == null) {
+                throw badKey(parts.size() == 1 ? "is null" : "has a null element");
+            }
+            String text = part.toString();
+            if (text.isBlank()) {
+                throw badKey("is blank");
+            }
+            names.add(name + ":" + text);
+        }
+        return names;
+    }
+
+    private IllegalArgumentException badKey(String what) {
+        String hint = PARAMETER_NAMES.getParameterNames(method) == null
+                ? " (this method's parameter names are not in its class file: compile with -parameters,"
+                        + " or refer to parameters by position, #p0, #p1, ...)"
+                : "";
+        return new IllegalArgumentException("@WithLock key '" + keyText + "' of " + describe(method) + " " + what
+                + ": no lock was taken and the method did not run" + hint);
+    }
+
+    private Expression parse(String text) {
+        try {
+            return PARSER.parseExpression(text);
+        } catch (ParseException e) {
+            throw new IllegalStateException("@WithLock on " + describe(method) + ": key '" + text
+                    + "' is not a SpEL expression: " + e.getMessage(), e);
+        }
+    }
+
+    private String resolve(String text, String attribute) {
+        if (beanFactory == null || !text.contains("${")) {
+            return text;
+        }
+        try {
+            return beanFactory.resolveEmbeddedValue(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("@WithLock on " + describe(method) + ": " + attribute + " '" + text
+                    + "': " + e.getMessage(), e);
+        }
+    }
+
+    private Duration duration(String text, String attribute, boolean zeroAllowed) {
+        if (text.isBlank()) {
+            return null;
+        }
+        String resolved = resolve(text, attribute).trim();
+        if (resolved.isEmpty()) {
+            return null;
+        }
+        Duration duration;
+        try {
+            duration = DurationStyle.detectAndParse(resolved);
+        } catch (IllegalArgumentException e) {
+            throw invalid(attribute + " '" + text + "' is not a duration (\"200ms\", \"5s\", \"PT1M\")");
+        }
+        if (duration.isNegative() || (!zeroAllowed && duration.toMillis() == 0)) {
+            throw invalid(attribute + " '" + text + "' must be " + (zeroAllowed ? "zero or more" : "at least 1ms"));
+        }
+        return duration;
+    }
+
+    private IllegalStateException invalid(String reason) {
+        return new IllegalStateException("@WithLock on " + describe(method) + ": " + reason);
+    }
+
+    private static String describe(Method method) {
+        StringBuilder text = new StringBuilder(method.getDeclaringClass().getName()).append('.')
+                .append(method.getName()).append('(');
+        Class<?>[] params = method.getParameterTypes();
+        for (int i = 0; i < params.length; i++) {
+            text.append(i == 0 ? "" : ", ").append(params[i].getSimpleName());
+        }
+        return text.append(')').toString();
+    }
+}

@@ -1,0 +1,157 @@
+package io.relock.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.relock.DistributedLock;
+import io.relock.FencedLock;
+import io.relock.LockListener;
+import io.relock.Relock;
+
+/** The one place that takes a lock, runs guarded code and releases: for the annotation and the template. */
+final class LockRunner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LockRunner.class);
+
+    /** Code that runs under the lock; it may throw anything, and the caller gets it unchanged. */
+    @FunctionalInterface
+    interface Body<T> {
+        T call() throws Throwable;
+    }
+
+    /** What the caller gets instead when the lock was not acquired in time. */
+    @FunctionalInterface
+    interface NotAcquired<T> {
+        T handle(LockNotAcquiredException notAcquired) throws Throwable;
+    }
+
+    /** One guarded call's lock: type, sorted distinct names, wait (null: until acquired), lease (null: watchdog). */
+    record Request(WithLock.Type type, List<String> names, Duration waitTime, Duration leaseTime) {}
+
+    private final Relock relock;
+    private final boolean throwOnLost;
+    private final LockListener listener;
+
+    LockRunner(Relock relock, boolean throwOnLost) {
+        this.relock = relock;
+        this.throwOnLost = throwOnLost;
+        this.listener = event -> RelockLocks.lost(relock, event);
+        relock.addLockListener(listener);
+    }
+
+    Relock relock() {
+        return relock;
+    }
+
+    void close() {
+        relock.removeLockListener(listener);
+    }
+
+    <T> T run(Request request, Body<T> body, NotAcquired<T> notAcquired) throws Throwable {
+        DistributedLock lock = lockOf(request);
+        long waitMillis = request.waitTime() == null ? Long.MAX_VALUE : request.waitTime().toMillis();
+        long leaseMillis = request.leaseTime() == null ? -1 : request.leaseTime().toMillis();
+        long owner = Thread.currentThread().getId();
+        Map<String, Long> tokens = new LinkedHashMap<>();
+        try {
+            if (!acquire(request, lock, waitMillis, leaseMillis, tokens)) {
+                return notAcquired.handle(new LockNotAcquiredException(request.names(), request.waitTime(), null));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockNotAcquiredException(request.names(), request.waitTime(), e);
+        }
+        RelockLocks.Held held = new RelockLocks.Held(relock, request.names(), owner, tokens,
+                leaseMillis > 0 ? TimeUnit.MILLISECONDS.toNanos(leaseMillis) : 0);
+        RelockLocks.enter(held);
+        T result = null;
+        Throwable failure = null;
+        try {
+            result = body.call();
+        } catch (Throwable t) {
+            failure = t;
+        } finally {
+            RelockLocks.exit(held);
+        }
+        boolean lost = held.isLost();
+        Throwable lostCause = held.lostCause();
+        try {
+            lock.unlock();
+        } catch (IllegalMonitorStateException e) {
+            // The lease ran out or the watchdog lost the lock: this client no longer holds it.
+            lost = true;
+            lostCause = lostCause == null ? e : lostCause;
+        } catch (RuntimeException e) {
+            // Redis failed on release: the lock stays until its lease ends, and the caller must know.
+            if (failure == null) {
+                failure = e;
+            } else {
+                failure.addSuppressed(e);
+            }
+        }
+        if (lost) {
+            LockLostException lostException = new LockLostException(request.names(), lostCause);
+            if (!throwOnLost) {
+                LOG.warn("{}", lostException.getMessage(), lostCause);
+            } else if (failure == null) {
+                failure = lostException;
+            } else {
+                failure.addSuppressed(lostException);
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        return result;
+    }
+
+    private boolean acquire(Request request, DistributedLock lock, long waitMillis, long leaseMillis,
+            Map<String, Long> tokens) throws InterruptedException {
+        if (request.type() == WithLock.Type.FENCED && lock instanceof FencedLock fenced) {
+            Long token = fenced.tryLockAndGetToken(waitMillis, leaseMillis, TimeUnit.MILLISECONDS);
+            if (token != null) {
+                tokens.put(fenced.getName(), token);
+            }
+            return token != null;
+        }
+        if (!lock.tryLock(waitMillis, leaseMillis, TimeUnit.MILLISECONDS)) {
+            return false;
+        }
+        if (request.type() == WithLock.Type.FENCED) {
+            for (String name : request.names()) {
+                tokens.put(name, relock.getFencedLock(name).getToken());
+            }
+        }
+        return true;
+    }
+
+    private DistributedLock lockOf(Request request) {
+        if (request.names().size() == 1) {
+            return lockOf(request.type(), request.names().get(0));
+        }
+        List<DistributedLock> members = new ArrayList<>(request.names().size());
+        for (String name : request.names()) {
+            members.add(lockOf(request.type(), name));
+        }
+        return relock.getMultiLock(members.toArray(DistributedLock[]::new));
+    }
+
+    private DistributedLock lockOf(WithLock.Type type, String name) {
+        return switch (type) {
+            case REENTRANT -> relock.getLock(name);
+            case FAIR -> relock.getFairLock(name);
+            case READ -> relock.getReadWriteLock(name).readLock();
+            case WRITE -> relock.getReadWriteLock(name).writeLock();
+            case FENCED -> relock.getFencedLock(name);
+            case SPIN -> relock.getSpinLock(name);
+            case SIMPLE -> relock.getSimpleLock(name);
+        };
+    }
+}

@@ -1,0 +1,171 @@
+package io.relock.spring;
+
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.relock.LockLostEvent;
+import io.relock.Relock;
+
+/**
+ * What the code inside a {@link WithLock} method or a {@link RelockTemplate} call can ask about
+ * the lock that guards it: whether it is still held, and for a {@link WithLock.Type#FENCED}
+ * lock the token to send with its writes, so that the storage can refuse a write from a holder
+ * whose lease ran out while it was paused.
+ *
+ * <pre>{@code
+ * long token = RelockLocks.current().token();
+ * jdbc.update("UPDATE account SET balance = ?, fence = ? WHERE id = ? AND fence < ?", ..., token);
+ * }</pre>
+ *
+ * <p>Locks are tracked per thread; a nested guarded call is the current one until it returns.
+ */
+public final class RelockLocks {
+
+    private static final ThreadLocal<ArrayDeque<Held>> STACK = ThreadLocal.withInitial(ArrayDeque::new);
+    private static final Set<Held> ACTIVE = ConcurrentHashMap.newKeySet();
+
+    private RelockLocks() {}
+
+    /**
+     * The innermost lock that guards the code running on this thread.
+     *
+     * @return the lock
+     * @throws IllegalStateException if no {@link WithLock} method or {@link RelockTemplate} call
+     *     is running on this thread
+     */
+    public static Held current() {
+        return find().orElseThrow(() -> new IllegalStateException(
+                "no lock guards this thread: RelockLocks.current() works inside a @WithLock method "
+                        + "or a RelockTemplate call, on the thread that called it"));
+    }
+
+    /**
+     * The innermost lock that guards the code running on this thread, if any.
+     *
+     * @return the lock, or empty outside a guarded call
+     */
+    public static Optional<Held> find() {
+        return Optional.ofNullable(STACK.get().peek());
+    }
+
+    static void enter(Held held) {
+        STACK.get().push(held);
+        ACTIVE.add(held);
+    }
+
+    static void exit(Held held) {
+        ACTIVE.remove(held);
+        ArrayDeque<Held> stack = STACK.get();
+        stack.remove(held);
+        if (stack.isEmpty()) {
+            STACK.remove();
+        }
+    }
+
+    /** Marks the guarded calls whose lock the event concerns; called by the client's listener. */
+    static void lost(Relock client, LockLostEvent event) {
+        for (Held held : ACTIVE) {
+            if (held.client == client && held.owner == event.ownerThreadId()
+                    && held.lockNames.contains(event.lockName())) {
+                held.markLost(event.cause());
+            }
+        }
+    }
+
+    /** A lock held for one guarded call. */
+    public static final class Held {
+
+        private final Relock client;
+        private final List<String> lockNames;
+        private final long owner;
+        private final Map<String, Long> tokens;
+        private final long leaseDeadlineNanos;
+        private final boolean fixedLease;
+        private volatile boolean lost;
+        private volatile Throwable lostCause;
+
+        Held(Relock client, List<String> lockNames, long owner, Map<String, Long> tokens, long leaseNanos) {
+            this.client = client;
+            this.lockNames = List.copyOf(lockNames);
+            this.owner = owner;
+            this.tokens = Map.copyOf(tokens);
+            this.fixedLease = leaseNanos > 0;
+            this.leaseDeadlineNanos = fixedLease ? System.nanoTime() + leaseNanos : 0;
+        }
+
+        /**
+         * The names of the locks held (one, or several for a collection key).
+         *
+         * @return the names, sorted
+         */
+        public List<String> lockNames() {
+            return lockNames;
+        }
+
+        /**
+         * Whether this client still believes it holds the lock: the watchdog has not reported it
+         * lost and a fixed lease has not run out. {@code true} is this client's belief, not a
+         * promise that no other client holds the lock (a paused process cannot know it was
+         * paused); fencing tokens are the promise.
+         *
+         * @return whether the lock is still held
+         */
+        public boolean isHeld() {
+            return !isLost();
+        }
+
+        /**
+         * The opposite of {@link #isHeld()}.
+         *
+         * @return whether the lock was lost
+         */
+        public boolean isLost() {
+            return lost || (fixedLease && System.nanoTime() - leaseDeadlineNanos >= 0);
+        }
+
+        /**
+         * The fencing token of a {@link WithLock.Type#FENCED} lock: larger than the token of every
+         * earlier holder of the same name.
+         *
+         * @return the token
+         * @throws IllegalStateException if the lock is not fenced, or is several locks (use
+         *     {@link #tokens()})
+         */
+        public long token() {
+            if (tokens.isEmpty()) {
+                throw new IllegalStateException("lock " + lockNames + " is not a FENCED lock: it has no token");
+            }
+            if (tokens.size() > 1) {
+                throw new IllegalStateException("locks " + lockNames + " have one token each: use tokens()");
+            }
+            return tokens.values().iterator().next();
+        }
+
+        /**
+         * The fencing tokens by lock name; empty unless the lock is {@link WithLock.Type#FENCED}.
+         *
+         * @return the tokens
+         */
+        public Map<String, Long> tokens() {
+            return tokens;
+        }
+
+        Throwable lostCause() {
+            return lostCause;
+        }
+
+        void markLost(Throwable cause) {
+            lostCause = cause;
+            lost = true;
+        }
+
+        @Override
+        public String toString() {
+            return "Held" + lockNames + (isLost() ? " (lost)" : "");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+package io.relock.spring;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import org.springframework.core.annotation.AliasFor;
+
+/**
+ * Runs the annotated method while this client holds a distributed lock.
+ *
+ * <pre>{@code
+ * @WithLock(name = "recharge", key = "#orderId", waitTime = "5s")
+ * @Transactional
+ * public void recharge(String orderId, long amount) { ... }
+ * }</pre>
+ *
+ * <p><b>Which lock.</b> The lock's name is {@link #name()} ({@code ${…}} placeholders resolved),
+ * followed by {@code ':'} and the value of {@link #key()}, a SpEL expression over the method's
+ * parameters ({@code #orderId}, {@code #order.id}, {@code #p0}). A key that evaluates to a
+ * collection or an array locks every element's name at once (a multi-lock, taken in sorted
+ * order so that two callers never deadlock). A key that evaluates to {@code null}, a blank
+ * string or an empty collection is an {@link IllegalArgumentException} before Redis is touched;
+ * parameter names need the {@code -parameters} compiler flag, or use {@code #p0}.
+ *
+ * <p><b>Order.</b> The lock is the outermost advice: it is taken before a {@code @Transactional}
+ * on the same method opens its transaction and released after that transaction committed or
+ * rolled back, so that the next holder reads what the last one committed.
+ *
+ * <p><b>Failures.</b> When the lock is not acquired within {@link #waitTime()}, the method does
+ * not run and {@link #onNotAcquired()} decides what the caller gets. When Redis fails while
+ * acquiring, the method does not run and the caller gets the {@code io.relock.RelockException}.
+ * An interrupt while waiting keeps the thread's interrupt flag and throws
+ * {@link LockNotAcquiredException}. When the lease was lost while the method ran (the watchdog
+ * could not renew it), the caller gets a {@link LockLostException} after the method returned
+ * (or, with {@code relock.on-lock-lost=log}, a warning in the log); the method can ask
+ * {@link RelockLocks#current()} whether its lock is still held. Nested calls on the same thread
+ * with the same lock re-enter it.
+ *
+ * <p>Usable as a meta-annotation: an annotation of the application's own annotated with
+ * {@code @WithLock} carries its settings, and {@link AliasFor} can expose some of them.
+ */
+@Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface WithLock {
+
+    /**
+     * Alias for {@link #name()}.
+     *
+     * @return the lock's logical name
+     */
+    @AliasFor("name")
+    String value() default "";
+
+    /**
+     * The lock's logical name; {@code ${…}} placeholders are resolved against the environment.
+     * Empty: the declaring class's name and the method's name ({@code com.acme.Billing.charge}).
+     *
+     * @return the lock's logical name
+     */
+    @AliasFor("value")
+    String name() default "";
+
+    /**
+     * A SpEL expression over the method's parameters whose value is appended to the name after
+     * a {@code ':'}; empty for one lock per method. See the type's documentation.
+     *
+     * @return the key expression
+     */
+    String key() default "";
+
+    /**
+     * The kind of lock.
+     *
+     * @return the lock type
+     */
+    Type type() default Type.REENTRANT;
+
+    /**
+     * How long to wait for the lock, in Spring's duration format ({@code "200ms"}, {@code "5s"},
+     * {@code "PT1M"}, {@code ${…}} resolved). Empty: wait until acquired; {@code "0"}: one
+     * attempt, no waiting.
+     *
+     * @return the wait time
+     */
+    String waitTime() default "";
+
+    /**
+     * The lease, in Spring's duration format. Empty: no fixed lease; the watchdog renews the
+     * lock while the method runs. A fixed lease is not renewed: a method that outlives it runs
+     * unprotected from then on, and the caller gets a {@link LockLostException}.
+     *
+     * @return the lease time
+     */
+    String leaseTime() default "";
+
+    /**
+     * What the caller gets when the lock is not acquired within {@link #waitTime()}. Defaults to
+     * {@link OnNotAcquired#THROW}, or to {@link OnNotAcquired#FALLBACK} when {@link #fallback()}
+     * is set.
+     *
+     * @return the behaviour
+     */
+    OnNotAcquired onNotAcquired() default OnNotAcquired.THROW;
+
+    /**
+     * The name of a method of the same bean to call instead when the lock is not acquired. It
+     * takes the same parameters, optionally followed by a {@link LockNotAcquiredException}, and
+     * returns the same type. Checked when the application context starts.
+     *
+     * @return the fallback method's name, or empty for none
+     */
+    String fallback() default "";
+
+    /** The kinds of lock {@code @WithLock} can take; each maps to one {@code io.relock.Relock} factory. */
+    enum Type {
+        /** {@code Relock.getLock}: reentrant, waiting by pub/sub. */
+        REENTRANT,
+        /** {@code Relock.getFairLock}: first come, first served. */
+        FAIR,
+        /** The read lock of {@code Relock.getReadWriteLock}: shared with other readers. */
+        READ,
+        /** The write lock of {@code Relock.getReadWriteLock}: exclusive. */
+        WRITE,
+        /** {@code Relock.getFencedLock}: a token for every new holder, see {@link RelockLocks}. */
+        FENCED,
+        /** {@code Relock.getSpinLock}: waits by backoff instead of pub/sub. */
+        SPIN,
+        /** {@code Relock.getSimpleLock}: not reentrant. */
+        SIMPLE
+    }
+
+    /** What happens when the lock is not acquired in time. */
+    enum OnNotAcquired {
+        /** Throw {@link LockNotAcquiredException}. */
+        THROW,
+        /**
+         * Return without running the method: {@code null} for {@code void}, an empty
+         * {@code Optional} for {@code Optional}. Other return types are refused at start-up.
+         */
+        SKIP,
+        /** Call the method named by {@link WithLock#fallback()}. */
+        FALLBACK
+    }
+}

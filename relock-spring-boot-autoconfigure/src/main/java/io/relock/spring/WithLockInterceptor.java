@@ -1,0 +1,55 @@
+package io.relock.spring;
+
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+
+/**
+ * The advice behind {@link WithLock}: the pointcut reads (and checks) each annotated method's
+ * plan once, when its bean is proxied, so that a wrong setting fails the start; the interceptor
+ * runs the call through the template's {@link LockRunner}.
+ */
+final class WithLockInterceptor extends StaticMethodMatcherPointcut implements MethodInterceptor {
+
+    // Optional.empty() marks methods without @WithLock, so that they are not read again.
+    private final Map<Method, Optional<LockPlan>> plans = new ConcurrentHashMap<>();
+    private final ObjectProvider<RelockTemplate> template;
+    private final ConfigurableBeanFactory beanFactory;
+
+    WithLockInterceptor(ObjectProvider<RelockTemplate> template, ConfigurableBeanFactory beanFactory) {
+        this.template = template;
+        this.beanFactory = beanFactory;
+    }
+
+    @Override
+    public boolean matches(Method method, Class<?> targetClass) {
+        return plan(AopUtils.getMostSpecificMethod(method, targetClass)) != null;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        Method method = target == null ? invocation.getMethod()
+                : AopUtils.getMostSpecificMethod(invocation.getMethod(), AopUtils.getTargetClass(target));
+        LockPlan plan = plan(method);
+        if (plan == null) {
+            return invocation.proceed();
+        }
+        Object[] args = invocation.getArguments();
+        LockRunner.Request request = plan.request(target, args);
+        return template.getObject().runner().run(request, invocation::proceed,
+                notAcquired -> plan.notAcquired(notAcquired, target, args));
+    }
+
+    private LockPlan plan(Method method) {
+        return plans.computeIfAbsent(method, m -> Optional.ofNullable(LockPlan.of(m, beanFactory))).orElse(null);
+    }
+}

@@ -1,0 +1,258 @@
+package io.relock.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.sql.DataSource;
+
+import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+import io.relock.DistributedLock;
+import io.relock.Relock;
+import io.relock.RelockConfig;
+import io.relock.testkit.RedisExtension;
+import io.relock.testkit.RedisServer;
+
+/**
+ * The lock of a {@code @WithLock @Transactional} method is taken before the transaction opens
+ * and released after it committed, on a real SQL database (H2, in-process). History checked:
+ * while the transaction commits the lock is still held; when the lock is not acquired no
+ * transaction was opened; ten concurrent retries on two service instances credit once.
+ */
+class TransactionOrderTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = RedisExtension.perClass();
+
+    private RedisServer server;
+    private String database;
+
+    @BeforeEach
+    void freshDatabase(RedisServer server) {
+        this.server = server;
+        this.database = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+    }
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, RelockAutoConfiguration.class))
+                .withPropertyValues("spring.data.redis.url=" + server.uri(), "test.database=" + database)
+                .withUserConfiguration(Recharge.class);
+    }
+
+    @Test
+    void theLockIsStillHeldWhenTheTransactionCommitsAndReleasedAfter() {
+        runner().run(context -> {
+            try (Relock observer = Relock.create(RelockConfig.builder().singleServer(server.uri()).build())) {
+                RechargeService service = context.getBean(RechargeService.class);
+                DistributedLock lock = observer.getLock("recharge:o1");
+                List<String> history = new ArrayList<>();
+                service.onCredit(() -> {
+                    history.add("body: transaction " + TransactionSynchronizationManager.isActualTransactionActive()
+                            + ", locked " + lock.isLocked());
+                    TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                        @Override
+                        public void afterCompletion(int status) {
+                            history.add("after " + (status == STATUS_COMMITTED ? "commit" : "rollback")
+                                    + ": locked " + lock.isLocked());
+                        }
+                    });
+                });
+                assertThat(service.recharge("o1", 100)).isTrue();
+                assertThat(history).containsExactly("body: transaction true, locked true", "after commit: locked true");
+                assertThat(lock.isLocked()).isFalse();
+                assertThat(service.balance()).isEqualTo(100);
+            }
+        });
+    }
+
+    @Test
+    void aRollbackToo() {
+        runner().run(context -> {
+            try (Relock observer = Relock.create(RelockConfig.builder().singleServer(server.uri()).build())) {
+                RechargeService service = context.getBean(RechargeService.class);
+                DistributedLock lock = observer.getLock("recharge:o2");
+                List<String> history = new ArrayList<>();
+                service.onCredit(() -> {
+                    TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                        @Override
+                        public void afterCompletion(int status) {
+                            history.add((status == STATUS_ROLLED_BACK ? "rolled back" : "committed") + ": locked "
+                                    + lock.isLocked());
+                        }
+                    });
+                    throw new IllegalStateException("payment provider refused");
+                });
+                assertThatThrownBy(() -> service.recharge("o2", 100)).hasMessage("payment provider refused");
+                assertThat(history).containsExactly("rolled back: locked true");
+                assertThat(lock.isLocked()).isFalse();
+                assertThat(service.balance()).isZero();
+            }
+        });
+    }
+
+    @Test
+    void whenTheLockIsNotAcquiredNoTransactionIsOpened() {
+        runner().run(context -> {
+            try (Relock holder = Relock.create(RelockConfig.builder().singleServer(server.uri()).build())) {
+                RechargeService service = context.getBean(RechargeService.class);
+                CountingTransactionManager transactions = context.getBean(CountingTransactionManager.class);
+                DistributedLock lock = holder.getLock("recharge:o3");
+                lock.lock();
+                try {
+                    assertThatThrownBy(() -> service.rechargeNow("o3", 100)).isInstanceOf(LockNotAcquiredException.class);
+                } finally {
+                    lock.unlock();
+                }
+                assertThat(transactions.begun).hasValue(0);
+                assertThat(service.rechargeNow("o3", 100)).isTrue();
+                assertThat(transactions.begun).hasValue(1);
+            }
+        });
+    }
+
+    @Test
+    void tenConcurrentRetriesOnTwoInstancesCreditOnce() throws Exception {
+        ApplicationContextRunner runner = runner();
+        List<ConfigurableApplicationContext> instances = new ArrayList<>();
+        runner.run(first -> runner.run(second -> {
+            instances.add(first.getSourceApplicationContext());
+            instances.add(second.getSourceApplicationContext());
+            CountDownLatch start = new CountDownLatch(1);
+            List<CompletableFuture<Boolean>> retries = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                RechargeService service = instances.get(i % 2).getBean(RechargeService.class);
+                retries.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        start.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(e);
+                    }
+                    return service.recharge("o4", 100);
+                }));
+            }
+            start.countDown();
+            int credited = 0;
+            for (CompletableFuture<Boolean> retry : retries) {
+                credited += retry.get(60, TimeUnit.SECONDS) ? 1 : 0;
+            }
+            assertThat(credited).isEqualTo(1);
+            assertThat(instances.get(0).getBean(RechargeService.class).balance()).isEqualTo(100);
+        }));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableTransactionManagement
+    static class Recharge {
+
+        @Bean
+        DataSource dataSource(org.springframework.core.env.Environment environment) {
+            JdbcDataSource dataSource = new JdbcDataSource();
+            dataSource.setURL(environment.getRequiredProperty("test.database"));
+            JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+            jdbc.execute("CREATE TABLE IF NOT EXISTS account (id VARCHAR(20) PRIMARY KEY, balance BIGINT NOT NULL)");
+            jdbc.execute("CREATE TABLE IF NOT EXISTS orders (id VARCHAR(20) PRIMARY KEY, status VARCHAR(10) NOT NULL)");
+            jdbc.execute("MERGE INTO account KEY (id) VALUES ('alice', 0)");
+            for (String order : List.of("o1", "o2", "o3", "o4")) {
+                jdbc.update("MERGE INTO orders KEY (id) VALUES (?, 'NEW')", order);
+            }
+            return dataSource;
+        }
+
+        @Bean
+        CountingTransactionManager transactionManager(DataSource dataSource) {
+            return new CountingTransactionManager(dataSource);
+        }
+
+        @Bean
+        RechargeService rechargeService(DataSource dataSource) {
+            return new RechargeService(new JdbcTemplate(dataSource));
+        }
+    }
+
+    static class CountingTransactionManager extends DataSourceTransactionManager {
+
+        private static final long serialVersionUID = 1L;
+
+        final transient AtomicInteger begun = new AtomicInteger();
+
+        CountingTransactionManager(DataSource dataSource) {
+            super(dataSource);
+        }
+
+        @Override
+        protected void doBegin(Object transaction, TransactionDefinition definition) {
+            begun.incrementAndGet();
+            super.doBegin(transaction, definition);
+        }
+    }
+
+    /** Seed 000's recharge: credit an order's amount once, however often the request is retried. */
+    static class RechargeService {
+
+        private final JdbcTemplate jdbc;
+        private volatile Runnable inside = () -> { };
+
+        RechargeService(JdbcTemplate jdbc) {
+            this.jdbc = jdbc;
+        }
+
+        @WithLock(name = "recharge", key = "#orderId", waitTime = "30s")
+        @Transactional
+        public boolean recharge(String orderId, long amount) {
+            return credit(orderId, amount);
+        }
+
+        @WithLock(name = "recharge", key = "#orderId", waitTime = "0")
+        @Transactional
+        public boolean rechargeNow(String orderId, long amount) {
+            return credit(orderId, amount);
+        }
+
+        private boolean credit(String orderId, long amount) {
+            // The seed's check-then-act: nothing but the lock keeps two retries from both seeing NEW.
+            String status = jdbc.queryForObject("SELECT status FROM orders WHERE id = ?", String.class, orderId);
+            if (!"NEW".equals(status)) {
+                return false;
+            }
+            jdbc.update("UPDATE account SET balance = balance + ? WHERE id = 'alice'", amount);
+            jdbc.update("UPDATE orders SET status = 'PAID' WHERE id = ?", orderId);
+            inside.run();
+            return true;
+        }
+
+        /** Code to run inside the transaction, after the credit: the test's probe. */
+        public void onCredit(Runnable probe) {
+            inside = probe;
+        }
+
+        public long balance() {
+            return jdbc.queryForObject("SELECT balance FROM account WHERE id = 'alice'", Long.class);
+        }
+    }
+}
