@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -134,6 +135,33 @@ class RelockAutoConfigurationTest {
             tls.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + server.tlsPort(),
                     "spring.data.redis.ssl.enabled=true", "spring.data.redis.timeout=2s")
                     .run(context -> assertThat(context).hasFailed());
+        }
+    }
+
+    @Test
+    void aConnectionDetailsBeanAsAServiceConnectionMakesIt() {
+        try (RedisServer server = RedisServer.start()) {
+            runner.withPropertyValues("spring.data.redis.url=redis://127.0.0.1:1")
+                    .withBean(DataRedisConnectionDetails.class, () -> new DataRedisConnectionDetails() {
+                        @Override
+                        public Standalone getStandalone() {
+                            return Standalone.of(server.host(), server.port());
+                        }
+                    })
+                    .run(context -> locksOn(context.getBean(Relock.class), server, "probe"));
+        }
+    }
+
+    @Test
+    void masterReplicaNodes() {
+        try (RedisServer master = RedisServer.start();
+                RedisServer replica = RedisServer.builder().replicaOf(master).start()) {
+            runner.withPropertyValues("spring.data.redis.masterreplica.nodes=127.0.0.1:" + replica.port()
+                    + ",127.0.0.1:" + master.port()).run(context -> {
+                        Relock relock = context.getBean(Relock.class);
+                        assertThat(relock.toString()).contains("MASTER_REPLICA");
+                        locksOn(relock, master, "probe");
+                    });
         }
     }
 
