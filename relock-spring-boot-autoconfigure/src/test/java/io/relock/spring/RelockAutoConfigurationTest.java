@@ -1,6 +1,7 @@
 package io.relock.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.List;
@@ -199,6 +200,17 @@ class RelockAutoConfigurationTest {
                 assertThat(context).as(bad.get(0)).hasFailed();
                 assertThat(context.getStartupFailure()).as(bad.get(0)).hasStackTraceContaining(bad.get(1));
             });
+        }
+    }
+
+    @Test
+    void theClientClosesWithTheContext() {
+        try (RedisServer server = RedisServer.start()) {
+            Relock[] client = new Relock[1];
+            runner.withPropertyValues("spring.data.redis.url=" + server.uri())
+                    .run(context -> client[0] = context.getBean(Relock.class));
+            assertThatThrownBy(() -> client[0].getLock("after")).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
         }
     }
 
