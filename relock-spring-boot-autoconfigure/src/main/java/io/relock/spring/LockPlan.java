@@ -3,12 +3,15 @@ package io.relock.spring;
 import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
@@ -47,6 +50,16 @@ final class LockPlan {
     private LockPlan(Method method, WithLock annotation, ConfigurableBeanFactory beanFactory) {
         this.method = method;
         this.beanFactory = beanFactory;
+        int modifiers = method.getModifiers();
+        if (Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers) || Modifier.isStatic(modifiers)) {
+            throw invalid("a " + (Modifier.isPrivate(modifiers) ? "private" : Modifier.isFinal(modifiers) ? "final"
+                    : "static") + " method cannot be intercepted by a Spring proxy: the lock would never be taken");
+        }
+        if (isAsynchronous(method.getReturnType())) {
+            throw invalid("it returns " + method.getReturnType().getSimpleName() + ": the lock would be released when"
+                    + " the method returns, before the work it started is done; lock inside the asynchronous work"
+                    + " (RelockTemplate, or DistributedLock.lockAsync with Relock.newOwnerId())");
+        }
         String rawName = annotation.name().isEmpty()
                 ? method.getDeclaringClass().getName() + "." + method.getName()
                 : annotation.name();
@@ -102,6 +115,20 @@ final class LockPlan {
             this.fallback = null;
             this.fallbackTakesException = false;
         }
+    }
+
+    private static boolean isAsynchronous(Class<?> returnType) {
+        if (Future.class.isAssignableFrom(returnType) || CompletionStage.class.isAssignableFrom(returnType)) {
+            return true;
+        }
+        for (Class<?> type = returnType; type != null; type = type.getSuperclass()) {
+            for (Class<?> face : ClassUtils.getAllInterfacesForClassAsSet(type)) {
+                if (face.getName().equals("org.reactivestreams.Publisher")) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**

@@ -3,14 +3,18 @@ package io.relock.spring;
 import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ClassFilter;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * The advice behind {@link WithLock}: the pointcut reads (and checks) each annotated method's
@@ -21,12 +25,30 @@ final class WithLockInterceptor extends StaticMethodMatcherPointcut implements M
 
     // Optional.empty() marks methods without @WithLock, so that they are not read again.
     private final Map<Method, Optional<LockPlan>> plans = new ConcurrentHashMap<>();
+    private final Set<Class<?>> checkedClasses = ConcurrentHashMap.newKeySet();
     private final ObjectProvider<RelockTemplate> template;
     private final ConfigurableBeanFactory beanFactory;
 
     WithLockInterceptor(ObjectProvider<RelockTemplate> template, ConfigurableBeanFactory beanFactory) {
         this.template = template;
         this.beanFactory = beanFactory;
+    }
+
+    /**
+     * Reads every {@link WithLock} method of a bean's class when the bean is created, so that each
+     * wrong setting fails the start, not only those of the methods the proxy creator happens to
+     * ask about before it found one that matches.
+     */
+    @Override
+    public ClassFilter getClassFilter() {
+        return targetClass -> {
+            if (checkedClasses.add(targetClass)) {
+                ReflectionUtils.doWithMethods(targetClass, method -> plan(method),
+                        method -> method.isAnnotationPresent(WithLock.class)
+                                || AnnotatedElementUtils.hasAnnotation(method, WithLock.class));
+            }
+            return true;
+        };
     }
 
     @Override

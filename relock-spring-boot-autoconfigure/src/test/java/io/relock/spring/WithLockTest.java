@@ -342,6 +342,11 @@ class WithLockTest {
                 .getFailure().hasStackTraceContaining("waitTime '5 parsecs' is not a duration"));
         runner(BadKeyConfig.class).run(context -> assertThat(context).hasFailed()
                 .getFailure().hasStackTraceContaining("is not a SpEL expression"));
+        runner(UnreachableConfig.class).run(context -> assertThat(context).hasFailed()
+                .getFailure().hasStackTraceContaining("Unreachable.later()")
+                .hasStackTraceContaining("a final method cannot be intercepted"));
+        runner(AsynchronousConfig.class).run(context -> assertThat(context).hasFailed()
+                .getFailure().hasStackTraceContaining("it returns CompletableFuture"));
     }
 
     private long scriptCalls() {
@@ -538,5 +543,36 @@ class WithLockTest {
     static class BadKey {
         @WithLock(name = "x", key = "#id +")
         public void run(String id) {}
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UnreachableConfig {
+        @Bean
+        Unreachable unreachable() {
+            return new Unreachable();
+        }
+    }
+
+    static class Unreachable {
+        @WithLock(name = "fine")
+        public void now() {}
+
+        @WithLock(name = "x")
+        public final void later() {}
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class AsynchronousConfig {
+        @Bean
+        Asynchronous asynchronous() {
+            return new Asynchronous();
+        }
+    }
+
+    static class Asynchronous {
+        @WithLock(name = "x")
+        public CompletableFuture<String> start() {
+            return CompletableFuture.completedFuture("started");
+        }
     }
 }
