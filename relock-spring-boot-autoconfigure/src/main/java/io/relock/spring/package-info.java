@@ -1,0 +1,10 @@
+/**
+ * Relock in Spring Boot 4.0 and 4.1: a {@link io.relock.Relock} bean built from Spring Boot's
+ * Redis connection details and the {@code relock.*} properties ({@link io.relock.spring.RelockProperties}),
+ * the {@link io.relock.spring.WithLock} annotation that holds a lock around a method — outside a
+ * transaction on the same method — and {@link io.relock.spring.RelockTemplate}, the same for code
+ * without a proxy.
+ *
+ * <p>Everything public here is API; the other types are package-private.
+ */
+package io.relock.spring;
