@@ -21,6 +21,11 @@ public record LockInfo(String name, Map<String, Long> holders, long remainTimeTo
     /**
      * Creates a snapshot; {@code holders} is copied.
      *
+     * @param name the lock's name
+     * @param holders each holder ({@code <clientId>:<threadId>}) and its hold count; empty when free
+     * @param remainTimeToLive the lease left in milliseconds; {@code -2} when the lock is free,
+     *     {@code -1} when it is held without expiry
+     * @param waitingClients how many client connections are subscribed to the lock's unlock channel
      * @throws NullPointerException if {@code name} or {@code holders} is null
      */
     public LockInfo {

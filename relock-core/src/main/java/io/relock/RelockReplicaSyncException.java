@@ -10,7 +10,9 @@ public class RelockReplicaSyncException extends RelockException {
 
     private static final long serialVersionUID = 1L;
 
+    /** How many replicas acknowledged the acquire in time. */
     private final int acknowledged;
+    /** How many replicas the configuration requires. */
     private final int required;
 
     /**

@@ -174,12 +174,12 @@ public final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** Returns the child's pid. */
+    /** {@return the child's pid} */
     public long pid() {
         return process.pid();
     }
 
-    /** Returns whether the child is alive (a paused child counts as alive). */
+    /** {@return whether the child is alive (a paused child counts as alive)} */
     public boolean isAlive() {
         return process.isAlive();
     }
@@ -243,7 +243,7 @@ public final class ChildJvm implements AutoCloseable {
         return process.exitValue();
     }
 
-    /** Returns everything the child has printed so far, stdout and stderr interleaved as read. */
+    /** {@return everything the child has printed so far, stdout and stderr interleaved as read} */
     public String output() {
         synchronized (lock) {
             return output.toString();

@@ -163,12 +163,12 @@ public final class ClusterTopology implements AutoCloseable {
         return crc16(bytes, start, end) % SLOTS;
     }
 
-    /** Returns every node, in start order: the masters first, then the replicas, as they were started. */
+    /** {@return every node, in start order: the masters first, then the replicas, as they were started} */
     public List<RedisServer> nodes() {
         return nodes;
     }
 
-    /** Returns {@code redis://127.0.0.1:<port>} of every node, in start order. */
+    /** {@return {@code redis://127.0.0.1:<port>} of every node, in start order} */
     public List<String> uris() {
         return nodes.stream().map(RedisServer::uri).collect(Collectors.toUnmodifiableList());
     }
@@ -177,6 +177,7 @@ public final class ClusterTopology implements AutoCloseable {
      * Returns the nodes that serve slots now, in slot order, as the first node that answers
      * sees it ({@code CLUSTER NODES}); a master that failed but was not replaced yet is still one.
      *
+     * @return the masters now, in slot order
      * @throws IllegalStateException if no node answers
      */
     public List<RedisServer> masters() {
@@ -190,6 +191,7 @@ public final class ClusterTopology implements AutoCloseable {
     /**
      * Returns the nodes that are replicas now, in start order, as the first node that answers sees it.
      *
+     * @return the replicas now, in start order
      * @throws IllegalStateException if no node answers
      */
     public List<RedisServer> replicas() {
@@ -200,6 +202,8 @@ public final class ClusterTopology implements AutoCloseable {
     /**
      * Returns the replicas of {@code master} now, in start order, as the first node that answers sees it.
      *
+     * @param master a master of this cluster
+     * @return {@code master}'s replicas now, in start order; empty if it has none
      * @throws IllegalArgumentException if {@code master} is not a node of this cluster
      * @throws IllegalStateException if no node answers
      */
@@ -237,6 +241,7 @@ public final class ClusterTopology implements AutoCloseable {
     /**
      * Same as {@link #failover(RedisServer, Duration)} with the builder's timeout (default {@link #DEFAULT_TIMEOUT}).
      *
+     * @param master a master of this cluster
      * @return the promoted replica
      */
     public RedisServer failover(RedisServer master) {
@@ -698,6 +703,8 @@ public final class ClusterTopology implements AutoCloseable {
          * the votes of a majority of masters, so with fewer than three, a killed master is not
          * replaced (a forced {@link ClusterTopology#failover} still works).
          *
+         * @param masters the number of masters, at least 1
+         * @return this builder
          * @throws IllegalArgumentException if {@code masters} is less than 1
          * @throws IllegalStateException if it was already set
          */
@@ -715,6 +722,8 @@ public final class ClusterTopology implements AutoCloseable {
         /**
          * Sets the number of replicas of each master (default {@value #DEFAULT_REPLICAS_PER_MASTER}).
          *
+         * @param replicasPerMaster the number of replicas of each master, at least 0
+         * @return this builder
          * @throws IllegalArgumentException if {@code replicasPerMaster} is negative
          * @throws IllegalStateException if it was already set
          */
@@ -733,6 +742,8 @@ public final class ClusterTopology implements AutoCloseable {
          * Sets {@code cluster-node-timeout} (default 1 s): how long a node must not answer
          * before it is considered failing and its replica takes over.
          *
+         * @param nodeTimeout the node timeout, at least a millisecond
+         * @return this builder
          * @throws IllegalArgumentException if it is shorter than a millisecond
          * @throws IllegalStateException if it was already set
          */
@@ -752,6 +763,8 @@ public final class ClusterTopology implements AutoCloseable {
          * Sets how long {@link #start()}, {@code failover()}, {@code awaitHealthy()},
          * {@code restore()} and {@code flushAll()} wait at most (default {@link #DEFAULT_TIMEOUT}).
          *
+         * @param timeout how long to wait at most
+         * @return this builder
          * @throws IllegalArgumentException if it is not positive
          * @throws IllegalStateException if it was already set
          */
@@ -767,6 +780,8 @@ public final class ClusterTopology implements AutoCloseable {
         /**
          * Uses this redis-server binary for every node instead of the one {@link RedisBinary#locate()} finds.
          *
+         * @param binary the path of a redis-server executable
+         * @return this builder
          * @throws NullPointerException if {@code binary} is null
          * @throws IllegalStateException if it was already set
          */

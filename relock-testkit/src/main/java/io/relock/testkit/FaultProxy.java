@@ -158,17 +158,17 @@ public final class FaultProxy implements AutoCloseable {
         return proxy;
     }
 
-    /** Returns the host the proxy listens on: always {@value #HOST}. */
+    /** {@return the host the proxy listens on: always {@value #HOST}} */
     public String host() {
         return HOST;
     }
 
-    /** Returns the port the proxy listens on; it stays the same across {@link #refuse()} and {@link #heal()}. */
+    /** {@return the port the proxy listens on; it stays the same across {@link #refuse()} and {@link #heal()}} */
     public int port() {
         return port;
     }
 
-    /** Returns {@code redis://127.0.0.1:<port>}, the proxy's address for a Redis client. */
+    /** {@return {@code redis://127.0.0.1:<port>}, the proxy's address for a Redis client} */
     public String uri() {
         return "redis://" + HOST + ":" + port;
     }
@@ -414,14 +414,14 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
-    /** Returns how many connections the proxy has accepted since it started (refused ones excluded). */
+    /** {@return how many connections the proxy has accepted since it started (refused ones excluded)} */
     public int connectionsAccepted() {
         synchronized (lock) {
             return accepted;
         }
     }
 
-    /** Returns how many accepted connections are still open on the client's side. */
+    /** {@return how many accepted connections are still open on the client's side} */
     public int openConnections() {
         synchronized (lock) {
             return links.size();
@@ -470,12 +470,12 @@ public final class FaultProxy implements AutoCloseable {
         }
     }
 
-    /** Returns how many bytes the proxy has forwarded to servers since it started. */
+    /** {@return how many bytes the proxy has forwarded to servers since it started} */
     public long bytesToServer() {
         return bytesToServer.get();
     }
 
-    /** Returns how many bytes the proxy has forwarded to clients since it started. */
+    /** {@return how many bytes the proxy has forwarded to clients since it started} */
     public long bytesToClient() {
         return bytesToClient.get();
     }
@@ -713,6 +713,8 @@ public final class FaultProxy implements AutoCloseable {
         /**
          * Returns whether the fault has triggered: its marker was seen and it did what it says
          * (for the cuts: the connection is closed).
+         *
+         * @return {@code true} once the fault has triggered
          */
         boolean triggered();
 

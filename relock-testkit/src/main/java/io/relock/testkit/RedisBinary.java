@@ -114,17 +114,17 @@ public final class RedisBinary {
         return inspect(extractEmbedded(), SOURCE_EMBEDDED);
     }
 
-    /** Returns the path of the binary. */
+    /** {@return the path of the binary} */
     public Path path() {
         return path;
     }
 
-    /** Returns where it was found: {@value #SOURCE_ENV_VARIABLE}, {@value #SOURCE_PATH} or {@value #SOURCE_EMBEDDED}. */
+    /** {@return where it was found: {@value #SOURCE_ENV_VARIABLE}, {@value #SOURCE_PATH} or {@value #SOURCE_EMBEDDED}} */
     public String source() {
         return source;
     }
 
-    /** Returns its version as reported by {@code redis-server --version}, e.g. {@code 7.0.15}. */
+    /** {@return its version as reported by {@code redis-server --version}, e.g. {@code 7.0.15}} */
     public String version() {
         return version;
     }

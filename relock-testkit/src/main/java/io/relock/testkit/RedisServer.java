@@ -121,22 +121,22 @@ public final class RedisServer implements AutoCloseable {
         return new Builder();
     }
 
-    /** Returns the host the server listens on: always {@value #HOST}. */
+    /** {@return the host the server listens on: always {@value #HOST}} */
     public String host() {
         return HOST;
     }
 
-    /** Returns its port, which stays the same across {@link #restart()}. */
+    /** {@return its port, which stays the same across {@link #restart()}} */
     public int port() {
         return port;
     }
 
-    /** Returns {@code redis://127.0.0.1:<port>}. */
+    /** {@return {@code redis://127.0.0.1:<port>}} */
     public String uri() {
         return "redis://" + HOST + ":" + port;
     }
 
-    /** Returns whether the server also accepts TLS connections, on {@link #tlsPort()} ({@link Builder#tls()}). */
+    /** {@return whether the server also accepts TLS connections, on {@link #tlsPort()} ({@link Builder#tls()})} */
     public boolean isTls() {
         return tlsPort != 0;
     }
@@ -145,6 +145,7 @@ public final class RedisServer implements AutoCloseable {
      * Returns the port on which the server accepts TLS connections; like {@link #port()}, it
      * stays the same across {@link #restart()}.
      *
+     * @return the TLS port
      * @throws IllegalStateException if the server was not started with {@link Builder#tls()}
      */
     public int tlsPort() {
@@ -158,28 +159,29 @@ public final class RedisServer implements AutoCloseable {
      * Returns {@code rediss://127.0.0.1:<tlsPort>}; clients must trust
      * {@link TlsCertificates#caCertificate()}.
      *
+     * @return the TLS URI
      * @throws IllegalStateException if the server was not started with {@link Builder#tls()}
      */
     public String tlsUri() {
         return "rediss://" + HOST + ":" + tlsPort();
     }
 
-    /** Returns the pid of the current process; a {@link #restart()} gives a new one. */
+    /** {@return the pid of the current process; a {@link #restart()} gives a new one} */
     public long pid() {
         return process.pid();
     }
 
-    /** Returns whether the process is alive (a {@linkplain #pause() paused} server counts as running). */
+    /** {@return whether the process is alive (a {@linkplain #pause() paused} server counts as running)} */
     public boolean isRunning() {
         return process.isAlive();
     }
 
-    /** Returns whether the server is running and {@linkplain #pause() paused}. */
+    /** {@return whether the server is running and {@linkplain #pause() paused}} */
     public synchronized boolean isPaused() {
         return paused && isRunning();
     }
 
-    /** Returns the server's version, as reported by {@code INFO server}, e.g. {@code 7.0.15}. */
+    /** {@return the server's version, as reported by {@code INFO server}, e.g. {@code 7.0.15}} */
     public String version() {
         return version;
     }
@@ -187,6 +189,8 @@ public final class RedisServer implements AutoCloseable {
     /**
      * Returns the server's directory: its working directory and the home of its log file
      * {@code redis.log}. {@link #stop()} deletes it; so does the end of the JVM.
+     *
+     * @return the server's directory
      */
     public Path directory() {
         return directory;

@@ -143,12 +143,12 @@ public final class SentinelTopology implements AutoCloseable {
         return new Builder();
     }
 
-    /** Returns the name under which the Sentinels monitor the master. */
+    /** {@return the name under which the Sentinels monitor the master} */
     public String masterName() {
         return masterName;
     }
 
-    /** Returns how many Sentinels must agree that the master is down before a failover. */
+    /** {@return how many Sentinels must agree that the master is down before a failover} */
     public int quorum() {
         return quorum;
     }
@@ -189,17 +189,17 @@ public final class SentinelTopology implements AutoCloseable {
         return dataNodes.stream().filter(node -> node != master).collect(Collectors.toUnmodifiableList());
     }
 
-    /** Returns all data nodes — the master and its replicas — in start order: the first master first. */
+    /** {@return all data nodes — the master and its replicas — in start order: the first master first} */
     public List<RedisServer> dataNodes() {
         return dataNodes;
     }
 
-    /** Returns the Sentinels, in start order. */
+    /** {@return the Sentinels, in start order} */
     public List<RedisServer> sentinels() {
         return sentinels;
     }
 
-    /** Returns {@code redis://127.0.0.1:<port>} of each Sentinel, in start order. */
+    /** {@return {@code redis://127.0.0.1:<port>} of each Sentinel, in start order} */
     public List<String> sentinelUris() {
         return sentinels.stream().map(RedisServer::uri).collect(Collectors.toUnmodifiableList());
     }
@@ -207,6 +207,8 @@ public final class SentinelTopology implements AutoCloseable {
     /**
      * Returns one URI for all Sentinels and the master name, in the form Lettuce's
      * {@code RedisURI.create} reads: {@code redis-sentinel://127.0.0.1:p1,127.0.0.1:p2#mymaster}.
+     *
+     * @return the Sentinel URI, with the master name after {@code #}
      */
     public String sentinelUri() {
         return "redis-sentinel://" + sentinels.stream().map(s -> s.host() + ":" + s.port()).collect(Collectors.joining(","))
@@ -695,6 +697,8 @@ public final class SentinelTopology implements AutoCloseable {
          * Sets the number of replicas (default {@value #DEFAULT_REPLICAS}); with none, there is
          * nothing to fail over to.
          *
+         * @param replicas the number of replicas, at least 0
+         * @return this builder
          * @throws IllegalArgumentException if {@code replicas} is negative
          * @throws IllegalStateException if it was already set
          */
@@ -712,6 +716,8 @@ public final class SentinelTopology implements AutoCloseable {
         /**
          * Sets the number of Sentinels (default {@value #DEFAULT_SENTINELS}).
          *
+         * @param sentinels the number of Sentinels, at least 1
+         * @return this builder
          * @throws IllegalArgumentException if {@code sentinels} is less than 1
          * @throws IllegalStateException if it was already set
          */
@@ -729,6 +735,8 @@ public final class SentinelTopology implements AutoCloseable {
         /**
          * Sets how many Sentinels must agree that the master is down (default: a majority of them).
          *
+         * @param quorum how many Sentinels must agree, at least 1
+         * @return this builder
          * @throws IllegalArgumentException if {@code quorum} is less than 1 (more Sentinels
          *     than there are is rejected by {@link #start()})
          * @throws IllegalStateException if it was already set
@@ -747,6 +755,8 @@ public final class SentinelTopology implements AutoCloseable {
         /**
          * Sets the name under which the Sentinels monitor the master (default {@value #DEFAULT_MASTER_NAME}).
          *
+         * @param masterName the name under which the Sentinels monitor the master
+         * @return this builder
          * @throws NullPointerException if {@code masterName} is null
          * @throws IllegalArgumentException if it is empty or has characters other than letters,
          *     digits, {@code .}, {@code _} and {@code -}
@@ -768,6 +778,8 @@ public final class SentinelTopology implements AutoCloseable {
          * Sets Sentinel's {@code down-after-milliseconds} (default 1 s): how long the master
          * must not answer before a Sentinel considers it down.
          *
+         * @param downAfter the down-after time, at least a millisecond
+         * @return this builder
          * @throws IllegalArgumentException if it is shorter than a millisecond
          * @throws IllegalStateException if it was already set
          */
@@ -784,6 +796,8 @@ public final class SentinelTopology implements AutoCloseable {
          * Sets Sentinel's {@code failover-timeout} (default 5 s), which also spaces retries of a
          * failed failover (twice this) and delays the repair of misconfigured replicas.
          *
+         * @param failoverTimeout the failover timeout, at least a millisecond
+         * @return this builder
          * @throws IllegalArgumentException if it is shorter than a millisecond
          * @throws IllegalStateException if it was already set
          */
@@ -800,6 +814,8 @@ public final class SentinelTopology implements AutoCloseable {
          * Sets how long {@link #start()}, {@code failover()}, {@code awaitHealthy()},
          * {@code restore()} and {@code flushAll()} wait at most (default {@link #DEFAULT_TIMEOUT}).
          *
+         * @param timeout how long to wait at most
+         * @return this builder
          * @throws IllegalArgumentException if it is not positive
          * @throws IllegalStateException if it was already set
          */
@@ -815,6 +831,8 @@ public final class SentinelTopology implements AutoCloseable {
         /**
          * Uses this redis-server binary for every server instead of the one {@link RedisBinary#locate()} finds.
          *
+         * @param binary the path of a redis-server executable
+         * @return this builder
          * @throws NullPointerException if {@code binary} is null
          * @throws IllegalStateException if it was already set
          */

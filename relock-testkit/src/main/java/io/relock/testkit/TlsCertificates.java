@@ -124,17 +124,17 @@ public final class TlsCertificates {
         }
     }
 
-    /** Returns the CA's certificate (PEM): what clients trust, e.g. {@code tls-ca-cert-file} or Lettuce's {@code SslOptions.trustManager(File)}. */
+    /** {@return the CA's certificate (PEM): what clients trust, e.g. {@code tls-ca-cert-file} or Lettuce's {@code SslOptions.trustManager(File)}} */
     public Path caCertificate() {
         return caCertificate;
     }
 
-    /** Returns the server's certificate (PEM), issued by the CA for {@code 127.0.0.1} and {@code localhost}. */
+    /** {@return the server's certificate (PEM), issued by the CA for {@code 127.0.0.1} and {@code localhost}} */
     public Path certificate() {
         return certificate;
     }
 
-    /** Returns the server's private key (unencrypted PKCS#8 PEM). */
+    /** {@return the server's private key (unencrypted PKCS#8 PEM)} */
     public Path privateKey() {
         return privateKey;
     }
