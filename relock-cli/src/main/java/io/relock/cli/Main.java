@@ -77,7 +77,8 @@ public final class Main implements Runnable {
         PrintWriter err = commandLine.getErr();
         err.println("relock: " + e.getMessage());
         CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
-        err.print("Usage: " + commandLine.getHelp().synopsis(0));
+        CommandLine.Help help = commandLine.getHelp();
+        err.print(help.synopsisHeading() + help.synopsis(help.synopsisHeadingLength()));
         err.println("Try '" + commandLine.getCommandSpec().qualifiedName() + " --help' for more information.");
         err.flush();
         return USAGE;

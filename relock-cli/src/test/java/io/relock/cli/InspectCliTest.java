@@ -1,0 +1,234 @@
+package io.relock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relock.DistributedLock;
+import io.relock.DistributedReadWriteLock;
+import io.relock.Relock;
+import io.relock.RelockConfig;
+import io.relock.testkit.RedisExtension;
+import io.relock.testkit.RedisServer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.redisson.Redisson;
+import org.redisson.api.RReadWriteLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+/**
+ * {@code relock inspect} and {@code relock list}, each run as its own process, on locks that a
+ * Relock client and a Redisson client in this JVM hold.
+ */
+class InspectCliTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = RedisExtension.perClass();
+
+    private static Relock relock;
+    private static RedissonClient redisson;
+
+    @BeforeAll
+    static void connect() {
+        RedisServer server = redis.server();
+        relock = Relock.create(RelockConfig.builder().singleServer(server.uri()).build());
+        redisson = Redisson.create(redissonConfig(server));
+    }
+
+    static Config redissonConfig(RedisServer server) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(server.uri()).setConnectionMinimumIdleSize(1).setConnectionPoolSize(4)
+                .setSubscriptionConnectionMinimumIdleSize(1).setSubscriptionConnectionPoolSize(2);
+        return config;
+    }
+
+    @AfterAll
+    static void close() {
+        redisson.shutdown();
+        relock.close();
+    }
+
+    private static String uri() {
+        return redis.server().uri();
+    }
+
+    @Test
+    void inspectShowsARelockLocksHolderHoldCountAndLease() {
+        DistributedLock lock = relock.getLock("order:42");
+        lock.lock();
+        lock.lock();
+        try {
+            Cli.Result result = Cli.run("inspect", "order:42", "--redis", uri());
+
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
+            assertThat(result.out())
+                    .containsPattern("state +locked")
+                    .containsPattern("type +reentrant")
+                    .containsPattern(relock.clientId() + " +" + Thread.currentThread().getId() + " +2\\n")
+                    .containsPattern("lease left +\\d+\\.\\d{3} s")
+                    .containsPattern("waiting +0 clients subscribed to redisson_lock__channel:\\{order:42}");
+        } finally {
+            lock.unlock();
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void inspectOfAFreeLockExitsWith3() {
+        Cli.Result result = Cli.run("inspect", "nobody-holds-this", "--redis", uri());
+
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.FREE);
+        assertThat(result.out()).containsPattern("state +free");
+    }
+
+    @Test
+    void inspectJsonOfARedissonLockNamesRedissonsClientAndThread() {
+        Lock theirs = redisson.getLock("legacy-job");
+        theirs.lock();
+        try {
+            Cli.Result result = Cli.run("inspect", "legacy-job", "--json", "--redis", uri());
+
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
+            assertThat(result.out().strip())
+                    .startsWith("{\"name\":\"legacy-job\",\"key\":\"legacy-job\",\"locked\":true,\"type\":\"reentrant\"")
+                    .contains("\"clientId\":\"" + redisson.getId() + "\",\"threadId\":" + Thread.currentThread().getId()
+                            + ",\"holdCount\":1")
+                    .containsPattern("\"leaseMillis\":\\d+,\"waitingClients\":0")
+                    .endsWith("}");
+        } finally {
+            theirs.unlock();
+        }
+    }
+
+    @Test
+    void inspectRecognisesARedissonFairLockAndItsQueuedWaiter() throws Exception {
+        Lock theirs = redisson.getFairLock("tenant:7:jobs");
+        theirs.lock();
+        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> {
+            Lock same = redisson.getFairLock("tenant:7:jobs");
+            try {
+                boolean acquired = same.tryLock(30, TimeUnit.SECONDS);
+                if (acquired) {
+                    same.unlock();
+                }
+                return acquired;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        });
+        try {
+            Eventually.await("the waiter queued", () -> Long.valueOf(1).equals(
+                    redis.server().command("LLEN", "redisson_lock_queue:{tenant:7:jobs}")));
+
+            Cli.Result result = Cli.run("inspect", "tenant:7:jobs", "--redis", uri());
+
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
+            assertThat(result.out()).containsPattern("type +fair").containsPattern("queue +1 waiting: "
+                    + redisson.getId() + ":\\d+");
+        } finally {
+            theirs.unlock();
+        }
+        assertThat(waiter.get(Eventually.PROMPTLY.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void inspectShowsTheFencingTokenOfAFencedLock() {
+        long token = relock.getFencedLock("account:42").lockAndGetToken();
+        try {
+            Cli.Result result = Cli.run("inspect", "account:42", "--redis", uri());
+
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
+            assertThat(result.out()).containsPattern("type +fenced").containsPattern("fencing token +" + token + "\\n");
+        } finally {
+            relock.getFencedLock("account:42").unlock();
+        }
+    }
+
+    @Test
+    void inspectOfAnUnrelatedKeySaysItIsNoLockAndExitsWith6() {
+        redis.server().command("HSET", "user:1", "name", "Ada");
+
+        Cli.Result result = Cli.run("inspect", "user:1", "--redis", uri());
+
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.NOT_A_LOCK);
+        assertThat(result.out()).contains("not a lock: a Redis hash");
+    }
+
+    @Test
+    void inspectWithAKeyPrefixFindsTheLockUnderThePrefix() throws Exception {
+        try (Relock prefixed = Relock.create(RelockConfig.builder().singleServer(uri()).keyPrefix("app:locks:")
+                .build())) {
+            DistributedLock lock = prefixed.getLock("nightly");
+            lock.lock();
+            try {
+                Cli.Result result = Cli.run("inspect", "nightly", "--key-prefix", "app:locks:", "--redis", uri());
+
+                assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
+                assertThat(result.out()).containsPattern("lock +nightly\\n").containsPattern("key +app:locks:nightly\\n")
+                        .contains(prefixed.clientId());
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    @Test
+    void listShowsEveryHeldLockWithItsTypeAndSkipsOtherKeys() {
+        redis.server().command("HSET", "user:2", "name", "Grace");
+        redis.server().command("SET", "greeting", "hello");
+        redis.server().command("RPUSH", "jobs", "a");
+        DistributedLock reentrant = relock.getLock("list:reentrant");
+        DistributedLock simple = relock.getSimpleLock("list:simple");
+        DistributedReadWriteLock relockRw = relock.getReadWriteLock("list:rw-write");
+        RReadWriteLock redissonRw = redisson.getReadWriteLock("list:rw-read");
+        reentrant.lock();
+        simple.lock();
+        relockRw.writeLock().lock();
+        redissonRw.readLock().lock();
+        try {
+            Cli.Result result = Cli.run("list", "list:*", "--redis", uri());
+
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
+            assertThat(result.out())
+                    .containsPattern("NAME +TYPE +LEASE LEFT +HOLDERS\\n")
+                    .containsPattern("list:reentrant +reentrant +\\d+\\.\\d{3} s +" + relock.clientId() + ":\\d+\\n")
+                    .containsPattern("list:simple +simple +\\d+\\.\\d{3} s +" + relock.clientId())
+                    .containsPattern("list:rw-write +read-write/write +\\d+\\.\\d{3} s +" + relock.clientId())
+                    .containsPattern("list:rw-read +read-write/read +\\d+\\.\\d{3} s +" + redisson.getId())
+                    .contains("4 locks held")
+                    .doesNotContain("user:2", "greeting", "jobs", "rwlock_timeout");
+
+            Cli.Result all = Cli.run("list", "--json", "--redis", uri());
+
+            assertThat(all.exitCode()).as(all.toString()).isEqualTo(Main.OK);
+            assertThat(all.out()).startsWith("{\"pattern\":\"*\",\"examined\":").contains("\"complete\":true")
+                    .contains("\"name\":\"list:rw-read\",\"key\":\"list:rw-read\",\"locked\":true,\"type\":\"read-write\"")
+                    .doesNotContain("\"user:2\"", "\"greeting\"", "\"jobs\"");
+        } finally {
+            redissonRw.readLock().unlock();
+            relockRw.writeLock().unlock();
+            simple.unlock();
+            reentrant.unlock();
+        }
+    }
+
+    @Test
+    void listWatchRepeatsForTheGivenIterationsAndStopsAtTheLimit() {
+        for (int i = 0; i < 5; i++) {
+            redis.server().command("SET", "watch:filler:" + i, "x");
+        }
+
+        Cli.Result result = Cli.run("list", "watch:*", "--watch", "0.1", "--iterations", "2", "--limit", "3",
+                "--count", "1", "--redis", uri());
+
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
+        assertThat(result.out().lines().filter(line -> line.startsWith("relock list watch:* at "))).hasSize(2);
+        assertThat(result.out().lines().filter(line -> line.equals(
+                "0 locks held, 3 keys examined (stopped at --limit 3: there may be more)"))).hasSize(2);
+    }
+}
