@@ -186,14 +186,14 @@ public final class ListCommand implements Callable<Integer> {
                     .append(LocalTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")))
                     .append(" (every ").append(watchSeconds).append(" s)").append(System.lineSeparator());
         }
-        int width = Math.max(4, listing.locks().stream().mapToInt(lock -> lock.name().length()).max().orElse(0));
-        String row = "%-" + width + "s  %-10s  %-12s  %s%n";
+        int nameWidth = Math.max(4, listing.locks().stream().mapToInt(lock -> lock.name().length()).max().orElse(0));
+        int typeWidth = Math.max(4, listing.locks().stream().mapToInt(lock -> type(lock).length()).max().orElse(0));
+        String row = "%-" + nameWidth + "s  %-" + typeWidth + "s  %-10s  %s%n";
         if (!listing.locks().isEmpty()) {
             out.append(String.format(row, "NAME", "TYPE", "LEASE LEFT", "HOLDERS"));
         }
         for (LockView lock : listing.locks()) {
-            String type = lock.type().label() + (lock.mode() == null ? "" : "/" + lock.mode());
-            out.append(String.format(row, lock.name(), type, Views.lease(lock.leaseMillis()), holders(lock)));
+            out.append(String.format(row, lock.name(), type(lock), Views.lease(lock.leaseMillis()), holders(lock)));
         }
         out.append(listing.locks().size()).append(listing.locks().size() == 1 ? " lock" : " locks")
                 .append(" held, ").append(listing.examined()).append(" keys examined");
@@ -201,6 +201,10 @@ public final class ListCommand implements Callable<Integer> {
             out.append(" (stopped at --limit ").append(limit).append(": there may be more)");
         }
         return out.append(System.lineSeparator()).toString();
+    }
+
+    private static String type(LockView lock) {
+        return lock.type().label() + (lock.mode() == null ? "" : "/" + lock.mode());
     }
 
     private static String holders(LockView lock) {
