@@ -122,7 +122,9 @@ class ForceUnlockCliTest {
         Cli.Result result = Cli.run("force-unlock", "fair-stuck", "--yes", "--redis", uri());
 
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
-        assertThat(result.out()).containsPattern("type +fair").contains("Removed lock 'fair-stuck' (fair, 1 holder)");
+        assertThat(result.out()).containsPattern("type +fair")
+                .containsPattern("queue +1 waiting: " + redisson.getId() + ":\\d+\n")
+                .contains("Removed lock 'fair-stuck' (fair, 1 holder)");
         // Redisson's fair waiter waits on its own channel, told by name from Redisson's queue.
         assertThat(promptly(waiter)).isTrue();
         // No unlock check here: Redisson's fair unlock of a missing lock succeeds (it wakes the next waiter).

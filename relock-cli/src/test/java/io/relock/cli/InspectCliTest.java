@@ -8,8 +8,6 @@ import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -78,14 +76,6 @@ class InspectCliTest {
     }
 
     @Test
-    void inspectOfAFreeLockExitsWith3() {
-        Cli.Result result = Cli.run("inspect", "nobody-holds-this", "--redis", uri());
-
-        assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.FREE);
-        assertThat(result.out()).containsPattern("state +free");
-    }
-
-    @Test
     void inspectJsonOfARedissonLockNamesRedissonsClientAndThread() {
         Lock theirs = redisson.getLock("legacy-job");
         theirs.lock();
@@ -102,38 +92,6 @@ class InspectCliTest {
         } finally {
             theirs.unlock();
         }
-    }
-
-    @Test
-    void inspectRecognisesARedissonFairLockAndItsQueuedWaiter() throws Exception {
-        Lock theirs = redisson.getFairLock("tenant:7:jobs");
-        theirs.lock();
-        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> {
-            Lock same = redisson.getFairLock("tenant:7:jobs");
-            try {
-                boolean acquired = same.tryLock(30, TimeUnit.SECONDS);
-                if (acquired) {
-                    same.unlock();
-                }
-                return acquired;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        });
-        try {
-            Eventually.await("the waiter queued", () -> Long.valueOf(1).equals(
-                    redis.server().command("LLEN", "redisson_lock_queue:{tenant:7:jobs}")));
-
-            Cli.Result result = Cli.run("inspect", "tenant:7:jobs", "--redis", uri());
-
-            assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
-            assertThat(result.out()).containsPattern("type +fair").containsPattern("queue +1 waiting: "
-                    + redisson.getId() + ":\\d+");
-        } finally {
-            theirs.unlock();
-        }
-        assertThat(waiter.get(Eventually.PROMPTLY.toSeconds(), TimeUnit.SECONDS)).isTrue();
     }
 
     @Test
