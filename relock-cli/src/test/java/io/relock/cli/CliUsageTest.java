@@ -1,8 +1,12 @@
 package io.relock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.relock.testkit.RedisBinary;
 import io.relock.testkit.RedisExtension;
+import io.relock.testkit.RedisServer;
+import io.relock.testkit.TlsCertificates;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.util.Map;
@@ -71,5 +75,18 @@ class CliUsageTest {
         assertThat(wrongInUri.all()).contains("WRONGPASS").doesNotContain("uri-secret-9001");
         assertThat(right.exitCode()).as(right.toString()).isEqualTo(Main.FREE);
         assertThat(right.all()).doesNotContain("right-secret-1729");
+    }
+
+    @Test
+    void overTlsBothConnectionsTrustTheGivenCa() {
+        RedisBinary binary = RedisBinary.locate();
+        assumeTrue(binary.supportsTls(), "redis-server " + binary.path() + " has no TLS support");
+        try (RedisServer server = RedisServer.builder().tls().start()) {
+            Cli.Result result = Cli.run("inspect", "x", "--redis", server.tlsUri(), "--tls-ca",
+                    TlsCertificates.get().caCertificate().toString());
+
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.FREE);
+            assertThat(result.out()).containsPattern("state +free");
+        }
     }
 }
