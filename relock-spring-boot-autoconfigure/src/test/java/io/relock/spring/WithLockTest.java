@@ -47,6 +47,13 @@ class WithLockTest {
 
     private static final Duration PROMPTLY = Duration.ofSeconds(10);
 
+    /**
+     * How long a child JVM may take to start and lock: setup, not what the test measures. Its
+     * classpath is Spring Boot's whole test classpath, and on a loaded 2-core machine (a second
+     * build beside this one) the start took more than 10 s once.
+     */
+    private static final Duration CHILD_START = Duration.ofSeconds(60);
+
     private RedisServer server;
     private Relock observer;
 
@@ -84,7 +91,7 @@ class WithLockTest {
     @Test
     void aLockHeldByAnotherProcessMakesTheCallThrowWithinTheWaitTimeWithoutRunningIt() {
         try (ChildJvm holder = ChildJvm.start(HolderMain.class, server.uri(), "bill:o2")) {
-            holder.awaitLine("LOCKED", PROMPTLY);
+            holder.awaitLine("LOCKED", CHILD_START);
             runner(GuardedConfig.class).run(context -> {
                 Guarded guarded = context.getBean(Guarded.class);
             State state = context.getBean(State.class);
