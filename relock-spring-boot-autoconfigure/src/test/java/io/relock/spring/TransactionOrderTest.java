@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -13,7 +12,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
-import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -25,6 +23,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
@@ -39,11 +38,15 @@ import io.relock.testkit.RedisServer;
 
 /**
  * The lock of a {@code @WithLock @Transactional} method is taken before the transaction opens
- * and released after it committed, on a real SQL database (H2, in-process). History checked:
- * while the transaction commits the lock is still held; when the lock is not acquired no
- * transaction was opened; ten concurrent retries on two service instances credit once.
+ * and released after it committed, on a real SQL database. History checked: while the
+ * transaction commits the lock is still held; when the lock is not acquired no transaction was
+ * opened; ten concurrent retries on two service instances credit once.
+ *
+ * <p>Each subclass names a database: H2 in-process ({@link TransactionOrderOnH2Test}) and a
+ * PostgreSQL server the test starts ({@link TransactionOrderOnPostgresTest}), where the
+ * transactions are a separate server's, as in production. The SQL is what both accept.
  */
-class TransactionOrderTest {
+abstract class TransactionOrderTest {
 
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perClass();
@@ -51,10 +54,25 @@ class TransactionOrderTest {
     private RedisServer server;
     private String database;
 
+    /**
+     * Returns a new, empty database that no other test uses.
+     *
+     * @return its JDBC URL, with whatever credentials it needs
+     */
+    abstract String newDatabase();
+
     @BeforeEach
     void freshDatabase(RedisServer server) {
         this.server = server;
-        this.database = "jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1";
+        this.database = newDatabase();
+        // Here, not in the DataSource bean: the concurrent test's two contexts share the database.
+        JdbcTemplate jdbc = new JdbcTemplate(new DriverManagerDataSource(database));
+        jdbc.execute("CREATE TABLE account (id VARCHAR(20) PRIMARY KEY, balance BIGINT NOT NULL)");
+        jdbc.execute("CREATE TABLE orders (id VARCHAR(20) PRIMARY KEY, status VARCHAR(10) NOT NULL)");
+        jdbc.update("INSERT INTO account (id, balance) VALUES ('alice', 0)");
+        for (String order : List.of("o1", "o2", "o3", "o4")) {
+            jdbc.update("INSERT INTO orders (id, status) VALUES (?, 'NEW')", order);
+        }
     }
 
     private ApplicationContextRunner runner() {
@@ -170,18 +188,10 @@ class TransactionOrderTest {
     @EnableTransactionManagement
     static class Recharge {
 
+        /** A connection per transaction, no pool: nothing to close, and either database's driver. */
         @Bean
         DataSource dataSource(org.springframework.core.env.Environment environment) {
-            JdbcDataSource dataSource = new JdbcDataSource();
-            dataSource.setURL(environment.getRequiredProperty("test.database"));
-            JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-            jdbc.execute("CREATE TABLE IF NOT EXISTS account (id VARCHAR(20) PRIMARY KEY, balance BIGINT NOT NULL)");
-            jdbc.execute("CREATE TABLE IF NOT EXISTS orders (id VARCHAR(20) PRIMARY KEY, status VARCHAR(10) NOT NULL)");
-            jdbc.execute("MERGE INTO account KEY (id) VALUES ('alice', 0)");
-            for (String order : List.of("o1", "o2", "o3", "o4")) {
-                jdbc.update("MERGE INTO orders KEY (id) VALUES (?, 'NEW')", order);
-            }
-            return dataSource;
+            return new DriverManagerDataSource(environment.getRequiredProperty("test.database"));
         }
 
         @Bean
