@@ -18,8 +18,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * The Redis one demo run works on, and everything the run creates there.
  *
  * <p>Each run has a random id; every key it writes starts with {@code relock-demo:<id>:}
- * ({@link #keyPrefix()}), lock keys through {@link RelockConfig.Builder#keyPrefix} and the
- * recharge scenario's ledger through {@link #commands()}. So running the demo against a shared
+ * ({@link #keyPrefix()}), lock keys through {@link RelockConfig.Builder#keyPrefix} (and the
+ * recharge scenarios' Spring applications through {@code relock.key-prefix}). So running the demo against a shared
  * Redis touches nothing else, and {@link #deleteRunKeys()} removes exactly what the run wrote.
  *
  * <p>{@link #close()} closes every Relock client made by {@link #newClient} that is still open,
@@ -55,6 +55,11 @@ final class DemoRedis implements AutoCloseable {
             shutdown(lettuce);
             throw e;
         }
+    }
+
+    /** The URI of this Redis, as given (with its password, if any: not for printing). */
+    String uri() {
+        return uri;
     }
 
     /** The run's random id, eight hex digits. */

@@ -35,13 +35,14 @@ class DemoTest {
                     .isEqualTo(Demo.EXIT_PASSED);
             assertThat(demo.out())
                     .contains("1. " + TryLockRace.TITLE)
-                    .contains("2. " + IdempotentRecharge.TITLE)
+                    .contains("2a. " + RechargeRace.TITLE)
+                    .contains("2b. " + FencedRecharge.TITLE)
                     .contains("3a. " + ForgottenUnlock.TITLE)
                     .contains("3b. " + LeaseShorterThanWork.TITLE)
                     .contains("3c. " + WatchdogOnly.TITLE)
-                    .contains("Summary: 5 of 5 scenarios passed")
+                    .contains("Summary: 6 of 6 scenarios passed")
                     .doesNotContain("FAIL");
-            assertThat(count(demo.out(), "^   PASS  ")).isEqualTo(5);
+            assertThat(count(demo.out(), "^   PASS  ")).isEqualTo(6);
             assertThat(server.command("KEYS", "*")).isEqualTo(List.of("someone-else:key"));
         }
     }
