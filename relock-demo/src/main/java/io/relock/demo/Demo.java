@@ -176,7 +176,9 @@ public final class Demo {
     }
 
     private static String describeCleanup(List<String> deletedKeys, String prefix, List<String> droppedTables) {
-        return "Cleanup: deleted " + deletedKeys.size() + " keys under " + prefix + " (left behind by locks);"
-                + " dropped tables " + String.join(", ", droppedTables) + ".";
+        // Locks delete their keys on unlock; a fenced lock's token counter stays, it never expires.
+        int keys = deletedKeys.size();
+        return "Cleanup: deleted " + keys + (keys == 1 ? " key" : " keys") + " left behind by locks (" + prefix + "* and {"
+                + prefix + "*); dropped tables " + String.join(", ", droppedTables) + ".";
     }
 }
