@@ -75,8 +75,8 @@ final class FencedRecharge implements Scenario {
             int rows = Integer.parseInt(child.awaitLine("WRITE", PROMPTLY).substring("WRITE ".length()));
             String unlock = child.awaitLine("UNLOCK", PROMPTLY);
             section.note("child resumed; it still believes it holds the lock and writes with token " + childToken);
-            section.figure("child's late write", "UPDATE orders SET status = 'PAID', fence_token = " + childToken
-                    + " WHERE id = '" + ORDER_ID + "' AND fence_token < " + childToken);
+            section.figure("child's late write", "UPDATE " + tables.orders() + " SET status = 'PAID', fence_token = "
+                    + childToken + " WHERE id = '" + ORDER_ID + "' AND fence_token < " + childToken);
             section.figure("  rows updated", rows + (rows == 0 ? ": rejected, the order carries token "
                     + database.fenceToken(ORDER_ID) + "; the child rolled back its credit" : ""));
             section.figure("child's unlock()", unlock.startsWith("UNLOCK ok") ? "succeeded"

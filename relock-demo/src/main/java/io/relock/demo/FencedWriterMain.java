@@ -63,7 +63,8 @@ public final class FencedWriterMain {
             long token = lock.lockAndGetToken();
             String status;
             String accountId;
-            try (PreparedStatement read = db.prepareStatement("SELECT status, account_id FROM " + orders + " WHERE id = ?")) {
+            String select = "SELECT status, account_id FROM " + orders + " WHERE id = ?";
+            try (PreparedStatement read = db.prepareStatement(select)) {
                 read.setString(1, orderId);
                 try (ResultSet row = read.executeQuery()) {
                     row.next();

@@ -137,6 +137,10 @@ final class RechargeRace implements Scenario {
                 + " takes the lock,");
         section.note("  reads the order under READ COMMITTED while the payment is written but not committed, sees NEW,"
                 + " and credits again.");
+        if (!database.commitLatency().isZero()) {
+            section.note("  The " + database.commitLatency().toMillis() + " ms added to each commit widens that window;"
+                    + " without it, it lasts as long as the commit itself.");
+        }
         section.note("run 3: @WithLock takes the lock before the transaction begins and releases it after the commit.");
 
         boolean clean = noLock.finished() && lockInside.finished() && withLock.finished()
@@ -172,7 +176,8 @@ final class RechargeRace implements Scenario {
     private void report(Report.Section section, Run run, Tally tally) {
         String outcome;
         if (tally.roundsCreditedMore() == 0) {
-            outcome = "credited exactly once in " + tally.roundsCreditedOnce() + " of " + rounds + " rounds";
+            outcome = "credited exactly once (balance " + AMOUNT + ") in " + tally.roundsCreditedOnce() + " of " + rounds
+                    + " rounds";
         } else {
             Round worst = tally.worst();
             outcome = "credited more than once in " + tally.roundsCreditedMore() + " of " + rounds + " rounds ("

@@ -46,8 +46,8 @@ class DemoTest {
                     .contains("3a. " + ForgottenUnlock.TITLE)
                     .contains("3b. " + LeaseShorterThanWork.TITLE)
                     .contains("3c. " + WatchdogOnly.TITLE)
-                    .contains("3) @WithLock ..................... credited exactly once in " + Demo.RECHARGE_ROUNDS
-                            + " of " + Demo.RECHARGE_ROUNDS + " rounds")
+                    .containsPattern("3\\) @WithLock \\.+ credited exactly once \\(balance 100\\) in "
+                            + Demo.RECHARGE_ROUNDS + " of " + Demo.RECHARGE_ROUNDS + " rounds")
                     .containsPattern("rows updated \\.+ 0: rejected, the order carries token \\d+")
                     .contains("Summary: 6 of 6 scenarios passed")
                     .doesNotContain("FAIL");
@@ -146,11 +146,15 @@ class DemoTest {
             String text = out.toString(StandardCharsets.UTF_8);
             assertThat(report.allPassed()).as("report:%n%s", text).isTrue();
             assertThat(text)
-                    .contains("3) @WithLock ..................... credited exactly once in " + ROUNDS + " of " + ROUNDS)
+                    .containsPattern("3\\) @WithLock \\.+ credited exactly once \\(balance 100\\) in " + ROUNDS + " of "
+                            + ROUNDS + " rounds")
                     .containsPattern("rows updated \\.+ 0: rejected, the order carries token \\d+")
                     .contains("balance afterwards ............... 100 (should be 100)")
                     .doesNotContain("secret");
             assertThat(tables(owner)).containsExactly("CUSTOMER");
+            try (Statement statement = owner.createStatement()) {
+                statement.execute("SHUTDOWN");
+            }
         } finally {
             h2.stop();
         }
