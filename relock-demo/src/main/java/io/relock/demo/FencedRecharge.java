@@ -65,9 +65,9 @@ final class FencedRecharge implements Scenario {
                 section.note("child paused with SIGSTOP: its watchdog cannot renew the lease");
                 // Waits (up to @WithLock's 10 s) until the child's lease has run out.
                 parent = instances.service(0).rechargeFenced(ORDER_ID, RechargeRace.AMOUNT);
-                section.figure("this JVM, @WithLock(FENCED)", "got the lock " + Report.human(Duration.ofNanos(
-                        System.nanoTime() - pausedAt)) + " after the pause, token " + parent.token() + "; "
-                        + describe(parent.outcome()));
+                section.figure("this JVM, @WithLock(FENCED)", "token " + parent.token() + ", once the child's lease"
+                        + " had run out; " + describe(parent.outcome()) + " (returned " + Report.human(
+                        Duration.ofNanos(System.nanoTime() - pausedAt)) + " after the pause)");
             } finally {
                 child.resume();
             }

@@ -39,12 +39,12 @@ public final class FencedWriterMain {
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String redisUri = in.readLine();
-        String password = in.readLine();
+        String password = emptyToNull(in.readLine());
         String keyPrefix = args[0];
         String lockName = args[1];
         Duration watchdog = Duration.ofMillis(Long.parseLong(args[2]));
         String jdbcUrl = args[3];
-        String user = args[4];
+        String user = emptyToNull(args[4]);
         String orders = args[5];
         String account = args[6];
         String orderId = args[7];
@@ -104,6 +104,11 @@ public final class FencedWriterMain {
                 say("UNLOCK failed " + e.getMessage());
             }
         }
+    }
+
+    /** The driver's default (no user, no password) is asked for with null, not with an empty string. */
+    private static String emptyToNull(String value) {
+        return value == null || value.isEmpty() ? null : value;
     }
 
     private static void say(String line) {

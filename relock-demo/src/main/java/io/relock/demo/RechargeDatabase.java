@@ -66,7 +66,10 @@ final class RechargeDatabase implements AutoCloseable {
         this.tables = tables;
         this.commitLatency = commitLatency;
         this.tcpServer = tcpServer;
-        DriverManagerDataSource setup = new DriverManagerDataSource(jdbcUrl, nullToEmpty(user), nullToEmpty(password));
+        DriverManagerDataSource setup = new DriverManagerDataSource(jdbcUrl);
+        // Unset credentials stay unset, so that the driver applies its defaults.
+        setup.setUsername(user);
+        setup.setPassword(password);
         this.jdbc = new JdbcTemplate(setup);
         this.product = jdbc.execute((Connection connection) -> {
             DatabaseMetaData metaData = connection.getMetaData();
@@ -237,9 +240,5 @@ final class RechargeDatabase implements AutoCloseable {
                 tcpServer.stop();
             }
         }
-    }
-
-    private static String nullToEmpty(String value) {
-        return value == null ? "" : value;
     }
 }

@@ -3,6 +3,7 @@ package io.relock.demo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -157,7 +158,7 @@ final class RechargeRace implements Scenario {
     private Tally runRounds(ServiceInstances instances, Run run) throws InterruptedException {
         List<Round> results = new ArrayList<>();
         for (int round = 1; round <= rounds; round++) {
-            String orderId = run.name().toLowerCase(java.util.Locale.ROOT) + "-" + round;
+            String orderId = run.name().toLowerCase(Locale.ROOT) + "-" + round;
             String accountId = "account-" + orderId;
             database.openOrder(orderId, accountId);
             AtomicInteger credits = new AtomicInteger();
