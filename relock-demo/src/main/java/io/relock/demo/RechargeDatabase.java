@@ -16,12 +16,12 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
  * The SQL database of one demo run, for the recharge scenarios: the tables
  * {@code <prefix>account(id, balance)} and {@code <prefix>orders(id, account_id, status, fence_token)}
  * under a per-run prefix ({@code relock_demo_<run id>_}), created by {@link #open} and dropped
- * by {@link #close()}.
+ * by {@link #dropTables()}.
  *
  * <p>By default an H2 database in this JVM's memory, which the service instances (Spring
  * contexts in this JVM) share, and which an H2 TCP server on loopback serves to the fencing
- * scenario's child JVM; both end with the run. Or the user's PostgreSQL or MariaDB, where the
- * run touches only its own tables.
+ * scenario's child JVM; {@link #close()} ends both. Or the user's PostgreSQL or MariaDB (given
+ * with {@code --jdbc}), where the run touches only its own tables.
  *
  * <p>Nothing here makes a recharge idempotent: the orders table has no constraint that would
  * refuse a second payment; only a lock, or a fencing token, does that.
@@ -228,17 +228,19 @@ final class RechargeDatabase implements AutoCloseable {
         return dropped;
     }
 
-    /** Stops the TCP server and, for the demo's own H2, the database; the tables are left to {@link #dropTables()}. */
+    /**
+     * For the demo's own H2: shuts the in-memory database down and stops its TCP server. Nothing
+     * for a user's database: its tables are left to {@link #dropTables()}.
+     */
     @Override
     public void close() {
+        if (tcpServer == null) {
+            return;
+        }
         try {
-            if (tcpServer != null) {
-                jdbc.execute("SHUTDOWN");
-            }
+            jdbc.execute("SHUTDOWN");
         } finally {
-            if (tcpServer != null) {
-                tcpServer.stop();
-            }
+            tcpServer.stop();
         }
     }
 }
