@@ -27,7 +27,7 @@ import java.util.Map;
  * The recharge scenarios use an H2 database in memory, or with {@code --jdbc <url>} the user's
  * PostgreSQL or MariaDB, where they create tables under a per-run prefix and drop them at the end.
  *
- * <p>Exit codes: 0 when every scenario passed, 1 when one failed or Redis could not be used,
+ * <p>Exit codes: 0 when every scenario passed, 1 when one failed or Redis or the database could not be used,
  * 2 for bad arguments (usage on standard error).
  */
 public final class Demo {

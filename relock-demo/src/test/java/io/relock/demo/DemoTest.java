@@ -127,7 +127,8 @@ class DemoTest {
             try (Statement statement = owner.createStatement()) {
                 statement.execute("CREATE TABLE customer (id INT PRIMARY KEY)");
             }
-            String url = "jdbc:h2:tcp://127.0.0.1:" + h2.getPort() + "/mem:shop";
+            // A generous lock timeout: run 1 queues ten updates of one row, on a machine that may be busy.
+            String url = "jdbc:h2:tcp://127.0.0.1:" + h2.getPort() + "/mem:shop;LOCK_TIMEOUT=10000";
             CommandLine commandLine = CommandLine.parse("--redis", server.uri(), "--jdbc", url,
                     "--jdbc-user", "shop", "--jdbc-password", "secret");
             ByteArrayOutputStream out = new ByteArrayOutputStream();
