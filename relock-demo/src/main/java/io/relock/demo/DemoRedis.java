@@ -18,9 +18,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * The Redis one demo run works on, and everything the run creates there.
  *
  * <p>Each run has a random id; every key it writes starts with {@code relock-demo:<id>:}
- * ({@link #keyPrefix()}), lock keys through {@link RelockConfig.Builder#keyPrefix} and the
- * recharge scenario's ledger through {@link #commands()}. So running the demo against a shared
- * Redis touches nothing else, and {@link #deleteRunKeys()} removes exactly what the run wrote.
+ * ({@link #keyPrefix()}), or with <code>{relock-demo:&lt;id&gt;:</code> for a lock's auxiliary
+ * keys: lock keys get the prefix through {@link RelockConfig.Builder#keyPrefix}, and through
+ * {@code relock.key-prefix} in the recharge scenarios' Spring applications. So running the demo
+ * against a shared Redis touches nothing else, and {@link #deleteRunKeys()} removes exactly what
+ * the run wrote.
  *
  * <p>{@link #close()} closes every Relock client made by {@link #newClient} that is still open,
  * and the Lettuce connection.
@@ -55,6 +57,11 @@ final class DemoRedis implements AutoCloseable {
             shutdown(lettuce);
             throw e;
         }
+    }
+
+    /** The URI of this Redis, as given (with its password, if any: not for printing). */
+    String uri() {
+        return uri;
     }
 
     /** The run's random id, eight hex digits. */
@@ -112,7 +119,11 @@ final class DemoRedis implements AutoCloseable {
      */
     List<String> deleteRunKeys() {
         List<String> keys = new ArrayList<>();
-        ScanIterator.scan(commands(), ScanArgs.Builder.matches(keyPrefix() + "*").limit(100)).forEachRemaining(keys::add);
+        // A lock's auxiliary keys put the prefixed name in a hash tag, {<prefix><name>}:..., so
+        // they start with '{' (a fenced lock's token counter, which never expires, is one).
+        for (String pattern : List.of(keyPrefix() + "*", "{" + keyPrefix() + "*")) {
+            ScanIterator.scan(commands(), ScanArgs.Builder.matches(pattern).limit(100)).forEachRemaining(keys::add);
+        }
         if (!keys.isEmpty()) {
             commands().del(keys.toArray(String[]::new));
         }
