@@ -2,6 +2,7 @@ package io.relock.cli;
 
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.relock.LockInfo;
+import io.relock.internal.LockBase;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -179,19 +180,9 @@ final class LockReader {
         return key.contains("{") ? key : "{" + key + "}";
     }
 
-    /** relock-core's own auxiliary keys: {@code {<key>}:<suffix>}, or {@code <key>::<suffix>} when the key has a tag. */
+    /** relock-core's own auxiliary keys, named by core's own rule. */
     static String ownKey(String key, String suffix) {
-        return hasHashTag(key) ? key + "::" + suffix : "{" + key + "}:" + suffix;
-    }
-
-    /** Whether Redis Cluster hashes the key by a tag: a '{' followed later by '}' with something between. */
-    static boolean hasHashTag(String key) {
-        int open = key.indexOf('{');
-        if (open < 0) {
-            return false;
-        }
-        int close = key.indexOf('}', open + 1);
-        return close > open + 1;
+        return LockBase.ownKey(key, suffix);
     }
 
     static String queueKey(String key) {

@@ -197,11 +197,16 @@ public abstract class LockBase implements DistributedLock {
      * {@code x} and lock {@code {x}} get different keys.
      */
     protected final String ownKey(String suffix) {
+        return ownKey(key, suffix);
+    }
+
+    /** {@link #ownKey(String)} of the lock whose key is {@code key}; also how relock-cli finds these keys. */
+    public static String ownKey(String key, String suffix) {
         return hasHashTag(key) ? key + "::" + suffix : "{" + key + "}:" + suffix;
     }
 
     /** Whether Redis Cluster hashes {@code key} by a tag: a '{' followed later by '}' with something between. */
-    static boolean hasHashTag(String key) {
+    public static boolean hasHashTag(String key) {
         int open = key.indexOf('{');
         if (open < 0) {
             return false;
