@@ -3,6 +3,7 @@ package io.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relock.testkit.Eventually;
 import io.relock.testkit.ClusterExtension;
 import io.relock.testkit.ClusterTopology;
 import io.relock.testkit.RedisServer;
@@ -68,7 +69,7 @@ class ClusterLockTest {
             assertThat((Long) master.command("DBSIZE")).as("locks on " + master).isGreaterThan(200L);
         }
         // Two leases: only renewals, one script call per slot, keep the locks.
-        Eventually.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(2));
+        WallClock.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(2));
         assertThat(locks).allSatisfy(lock -> assertThat(lock.isHeldByCurrentThread()).isTrue());
         assertThat(backend.dbSize()).isEqualTo(1000L);
         assertThat(locks).allSatisfy(lock -> assertThat(lock.remainTimeToLive()).isPositive());

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisBinary;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;

@@ -3,6 +3,7 @@ package io.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisServer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;

@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import io.relock.testkit.Eventually;
 
 /** The contract suite on {@link Relock#getMultiLock}, plus all-or-nothing behaviour. */
 class MultiLockTest extends LockContractTest {

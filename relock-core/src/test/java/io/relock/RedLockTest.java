@@ -3,6 +3,7 @@ package io.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -209,7 +210,7 @@ class RedLockTest {
         restarted.kill();
         // Redlock's rule for masters without persistence: stay down for longer than a lease,
         // so the restarted master cannot hand out a lock that a majority still holds.
-        Eventually.letTimePass(Duration.ofMillis(lease + 200));
+        WallClock.letTimePass(Duration.ofMillis(lease + 200));
         restarted.restart();
         for (CompletableFuture<Void> worker : workers) {
             worker.get(120, TimeUnit.SECONDS);

@@ -2,6 +2,7 @@ package io.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;

@@ -3,6 +3,7 @@ package io.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relock.testkit.Eventually;
 import io.relock.testkit.ChildJvm;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
@@ -49,7 +50,7 @@ class ReentrantLockBehaviourTest {
         Relock holder = clients.create(Clients.SHORT_WATCHDOG);
         DistributedLock lock = holder.getLock("renewed");
         lock.lock();
-        Eventually.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(4));
+        WallClock.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(4));
         assertThat(clients.create().getLock("renewed").tryLock()).isFalse();
         assertThat(lock.remainTimeToLive()).isPositive();
         lock.unlock();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.internal.Script;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.FaultProxy;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;

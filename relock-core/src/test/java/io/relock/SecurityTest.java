@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.relock.internal.Script;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisBinary;
 import io.relock.testkit.RedisServer;
 import io.relock.testkit.TlsCertificates;

@@ -3,6 +3,7 @@ package io.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisServer;
 import io.relock.testkit.SentinelExtension;
 import io.relock.testkit.SentinelTopology;

@@ -3,6 +3,7 @@ package io.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.io.ByteArrayOutputStream;
@@ -181,7 +182,7 @@ class TrustTest {
         assertThat(lost.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isNotNull();
 
         // Several watchdog timeouts: a lost hold is kept until its owner unlocks.
-        Eventually.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(3));
+        WallClock.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(3));
 
         assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class)
                 .hasMessageContaining("lost");

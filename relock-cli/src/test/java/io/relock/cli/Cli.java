@@ -21,6 +21,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class Cli {
 
+    /** How long a condition only Redis can report (a waiter subscribed or queued) may take. */
+    static final Duration PROMPTLY = Duration.ofSeconds(10);
+
     /** Generous: a cold JVM on a loaded 2-core machine. */
     private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(60);
 

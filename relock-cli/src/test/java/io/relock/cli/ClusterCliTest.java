@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.relock.DistributedLock;
 import io.relock.Relock;
 import io.relock.RelockConfig;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.ClusterExtension;
 import io.relock.testkit.ClusterTopology;
 import java.util.ArrayList;
@@ -48,7 +49,7 @@ class ClusterCliTest {
                 }
             });
             try {
-                Eventually.await("the waiter subscribed", () -> holder.getLockInfo("cluster:0").waitingClients() == 1);
+                Eventually.await(Cli.PROMPTLY, "the waiter subscribed", () -> holder.getLockInfo("cluster:0").waitingClients() == 1);
                 List<String> inspect = new ArrayList<>(List.of("inspect", "cluster:0", "--cluster"));
                 inspect.addAll(List.of(seeds));
                 List<String> list = new ArrayList<>(List.of("list", "cluster:*", "--cluster"));
@@ -70,7 +71,7 @@ class ClusterCliTest {
                     lock.unlock();
                 }
             }
-            assertThat(waiter.get(Eventually.PROMPTLY.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            assertThat(waiter.get(Cli.PROMPTLY.toSeconds(), TimeUnit.SECONDS)).isTrue();
         }
     }
 }

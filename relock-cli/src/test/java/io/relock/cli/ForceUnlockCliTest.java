@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.relock.DistributedLock;
 import io.relock.Relock;
 import io.relock.RelockConfig;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.util.Map;
@@ -76,7 +77,7 @@ class ForceUnlockCliTest {
     }
 
     private static <T> T promptly(CompletableFuture<T> future) throws Exception {
-        return future.get(Eventually.PROMPTLY.toSeconds(), TimeUnit.SECONDS);
+        return future.get(Cli.PROMPTLY.toSeconds(), TimeUnit.SECONDS);
     }
 
     @Test
@@ -84,7 +85,7 @@ class ForceUnlockCliTest {
         DistributedLock stuck = relock.getLock("stuck");
         stuck.lock();
         CompletableFuture<Boolean> waiter = waitFor(redisson.getLock("stuck"));
-        Eventually.await("Redisson subscribed", () -> relock.getLockInfo("stuck").waitingClients() == 1);
+        Eventually.await(Cli.PROMPTLY, "Redisson subscribed", () -> relock.getLockInfo("stuck").waitingClients() == 1);
 
         Cli.Result result = Cli.run("force-unlock", "stuck", "--yes", "--redis", uri());
 
@@ -101,7 +102,7 @@ class ForceUnlockCliTest {
         Lock theirs = redisson.getLock("legacy-stuck");
         theirs.lock();
         CompletableFuture<Boolean> waiter = waitFor(relock.getLock("legacy-stuck"));
-        Eventually.await("Relock subscribed", () -> relock.getLockInfo("legacy-stuck").waitingClients() == 1);
+        Eventually.await(Cli.PROMPTLY, "Relock subscribed", () -> relock.getLockInfo("legacy-stuck").waitingClients() == 1);
 
         Cli.Result result = Cli.run("force-unlock", "legacy-stuck", "--yes", "--redis", uri());
 
@@ -116,7 +117,7 @@ class ForceUnlockCliTest {
         Lock theirs = redisson.getFairLock("fair-stuck");
         theirs.lock();
         CompletableFuture<Boolean> waiter = waitFor(redisson.getFairLock("fair-stuck"));
-        Eventually.await("the waiter queued", () -> Long.valueOf(1).equals(
+        Eventually.await(Cli.PROMPTLY, "the waiter queued", () -> Long.valueOf(1).equals(
                 redis.server().command("LLEN", "redisson_lock_queue:{fair-stuck}")));
 
         Cli.Result result = Cli.run("force-unlock", "fair-stuck", "--yes", "--redis", uri());

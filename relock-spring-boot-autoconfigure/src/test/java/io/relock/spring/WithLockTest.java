@@ -35,6 +35,7 @@ import io.relock.DistributedLock;
 import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.RelockException;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.ChildJvm;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
