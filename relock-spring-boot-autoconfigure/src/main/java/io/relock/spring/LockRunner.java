@@ -14,6 +14,7 @@ import io.relock.DistributedLock;
 import io.relock.FencedLock;
 import io.relock.LockListener;
 import io.relock.Relock;
+import io.relock.RelockException;
 
 /** The one place that takes a lock, runs guarded code and releases: for the annotation and the template. */
 final class LockRunner {
@@ -60,6 +61,7 @@ final class LockRunner {
         long leaseMillis = request.leaseTime() == null ? -1 : request.leaseTime().toMillis();
         long owner = Thread.currentThread().getId();
         Map<String, Long> tokens = new LinkedHashMap<>();
+        long acquireStartNanos = System.nanoTime();
         try {
             if (!acquire(request, lock, waitMillis, leaseMillis, tokens)) {
                 return notAcquired.handle(new LockNotAcquiredException(request.names(), request.waitTime(), null));
@@ -68,8 +70,8 @@ final class LockRunner {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(request.names(), request.waitTime(), e);
         }
-        RelockLocks.Held held = new RelockLocks.Held(relock, request.names(), owner, tokens,
-                leaseMillis > 0 ? TimeUnit.MILLISECONDS.toNanos(leaseMillis) : 0);
+        RelockLocks.Held held = new RelockLocks.Held(relock, request.names(), owner, tokens, leaseMillis > 0,
+                leaseMillis > 0 ? leaseDeadline(lock, acquireStartNanos, leaseMillis) : 0);
         RelockLocks.enter(held);
         T result = null;
         Throwable failure = null;
@@ -110,6 +112,32 @@ final class LockRunner {
             throw failure;
         }
         return result;
+    }
+
+    /**
+     * When a fixed lease is over at the latest, so that {@link RelockLocks.Held#isLost()} never
+     * believes in a lease Redis already ended: Redis started it when the acquire script ran,
+     * after {@code acquireStartNanos} but before the reply, and the key's remaining time read
+     * afterwards bounds it closer (it was read after {@code asked}). Costs one round trip, and
+     * only for fixed leases.
+     */
+    private static long leaseDeadline(DistributedLock lock, long acquireStartNanos, long leaseMillis) {
+        long deadline = acquireStartNanos + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        long asked = System.nanoTime();
+        try {
+            long ttl = lock.remainTimeToLive();
+            if (ttl == -2) {
+                return asked; // already gone
+            }
+            if (ttl >= 0) {
+                deadline = Math.max(deadline, asked + TimeUnit.MILLISECONDS.toNanos(ttl));
+            }
+        } catch (RelockException e) {
+            // Redis failed just after the acquire: keep the bound from the acquire's start, and
+            // let the release report what happened.
+            LOG.debug("cannot read the lease left of {}: {}", lock.getName(), e.toString());
+        }
+        return deadline;
     }
 
     private boolean acquire(Request request, DistributedLock lock, long waitMillis, long leaseMillis,

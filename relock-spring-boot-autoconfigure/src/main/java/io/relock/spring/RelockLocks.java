@@ -88,13 +88,15 @@ public final class RelockLocks {
         private volatile boolean lost;
         private volatile Throwable lostCause;
 
-        Held(Relock client, List<String> lockNames, long owner, Map<String, Long> tokens, long leaseNanos) {
+        /** With a fixed lease, {@code leaseDeadlineNanos} is when it is over at the latest. */
+        Held(Relock client, List<String> lockNames, long owner, Map<String, Long> tokens, boolean fixedLease,
+                long leaseDeadlineNanos) {
             this.client = client;
             this.lockNames = List.copyOf(lockNames);
             this.owner = owner;
             this.tokens = Map.copyOf(tokens);
-            this.fixedLease = leaseNanos > 0;
-            this.leaseDeadlineNanos = fixedLease ? System.nanoTime() + leaseNanos : 0;
+            this.fixedLease = fixedLease;
+            this.leaseDeadlineNanos = leaseDeadlineNanos;
         }
 
         /**
