@@ -216,9 +216,10 @@ class WithLockTest {
         runner(GuardedConfig.class).run(context -> {
             Guarded guarded = context.getBean(Guarded.class);
             State state = context.getBean(State.class);
-            CompletableFuture<List<String>> call = CompletableFuture.supplyAsync(() -> guarded.chargeSlowly("o3"));
+            CompletableFuture<List<String>> call = CompletableFuture.supplyAsync(() -> guarded.chargeBriefly("o3"));
             Eventually.await(PROMPTLY, "the call waits on the lock's channel", () -> subscribers("bill:o3") == 1);
             server.kill();
+            // A waiter rides through an outage until its wait (5 s) is over, then reports Redis's failure.
             assertThatThrownBy(() -> call.get(PROMPTLY.toMillis() * 3, TimeUnit.MILLISECONDS))
                     .hasCauseInstanceOf(RelockException.class);
             assertThat(state.runs).hasValue(0);
@@ -422,6 +423,12 @@ class WithLockTest {
         public List<String> chargeAll(List<String> orderIds) {
             state.runs.incrementAndGet();
             state.lockedInside = orderIds.stream().allMatch(id -> state.observer.getLock("bill:" + id).isLocked());
+            return RelockLocks.current().lockNames();
+        }
+
+        @WithLock(name = "bill", key = "#p0", waitTime = "5s")
+        public List<String> chargeBriefly(String orderId) {
+            state.runs.incrementAndGet();
             return RelockLocks.current().lockNames();
         }
 
