@@ -10,6 +10,7 @@ import io.relock.internal.RedisReadWriteLock;
 import io.relock.internal.ReentrantRedisLock;
 import io.relock.internal.SimpleRedisLock;
 import io.relock.internal.SpinRedisLock;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -234,6 +235,28 @@ public final class Relock implements AutoCloseable {
     }
 
     /**
+     * The locks this client holds right now, oldest first: name, type, owner, hold count, since
+     * when, and the lease left. Read from the client's own records, without a round trip; holds
+     * whose lease was lost or ran out are not listed. Locks of a RedLock or multi-lock appear as
+     * their members, each under its own client.
+     *
+     * @return a snapshot; empty when nothing is held
+     */
+    public List<HeldLock> heldLocks() {
+        return runtime.heldLocks();
+    }
+
+    /**
+     * Where this client runs, as it registers itself on Redis for lock inspectors (see
+     * {@link ClientInfo} and {@link LockInfo#clients()}).
+     *
+     * @return this client's host, process id, start time and version
+     */
+    public ClientInfo clientInfo() {
+        return runtime.self();
+    }
+
+    /**
      * This client's unique id (a UUID); hold fields on Redis are {@code <clientId>:<threadId>}.
      *
      * @return the id
@@ -297,9 +320,34 @@ public final class Relock implements AutoCloseable {
     }
 
     /**
+     * Adds an observer of this client's lock events (see {@link LockObserver}); events that
+     * happen from now on are reported to it. Observers given to
+     * {@link RelockConfig.Builder#observer(LockObserver)} are registered already.
+     *
+     * @param observer the observer
+     * @throws NullPointerException if {@code observer} is null
+     * @throws IllegalArgumentException if it is registered already
+     */
+    public void addObserver(LockObserver observer) {
+        runtime.addObserver(observer);
+    }
+
+    /**
+     * Removes an observer; events from now on are not reported to it.
+     *
+     * @param observer the observer
+     * @return {@code true} if it was registered
+     * @throws NullPointerException if {@code observer} is null
+     */
+    public boolean removeObserver(LockObserver observer) {
+        return runtime.removeObserver(observer);
+    }
+
+    /**
      * Closes the client: waits in progress fail with {@link IllegalStateException}, the watchdog
-     * stops, connections and threads are released. Held locks expire with their leases. Calling
-     * it again has no effect.
+     * stops, the client's registry entry is deleted (waiting at most the command timeout for
+     * that; if Redis is unreachable the entry expires by itself), connections and threads are
+     * released. Held locks expire with their leases. Calling it again has no effect.
      */
     @Override
     public void close() {

@@ -88,6 +88,7 @@ public final class RelockConfig {
     private final int database;
     private final int replicaSyncMinReplicas;
     private final Duration replicaSyncTimeout;
+    private final List<LockObserver> observers;
 
     private RelockConfig(Builder builder, int database) {
         this.topology = builder.topology;
@@ -107,6 +108,7 @@ public final class RelockConfig {
         this.spinBackoffInitial = orDefault(builder.spinBackoffInitial, DEFAULT_SPIN_BACKOFF_INITIAL);
         this.spinBackoffMax = orDefault(builder.spinBackoffMax, DEFAULT_SPIN_BACKOFF_MAX);
         this.threadWaitTime = orDefault(builder.threadWaitTime, DEFAULT_THREAD_WAIT_TIME);
+        this.observers = List.copyOf(builder.observers);
     }
 
     private static <T> T orDefault(T value, T defaultValue) {
@@ -120,6 +122,16 @@ public final class RelockConfig {
      */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * The observers every client made from this configuration starts with, in the order they
+     * were added.
+     *
+     * @return the observers; empty by default
+     */
+    public List<LockObserver> observers() {
+        return observers;
     }
 
     /**
@@ -322,6 +334,7 @@ public final class RelockConfig {
         private Integer database;
         private int replicaSyncMinReplicas;
         private Duration replicaSyncTimeout;
+        private final List<LockObserver> observers = new java.util.ArrayList<>();
 
         private Builder() {}
 
@@ -636,6 +649,23 @@ public final class RelockConfig {
             Args.notNull(timeout, "threadWaitTime");
             Args.setOnce(threadWaitTime, "threadWaitTime");
             threadWaitTime = timeout;
+            return this;
+        }
+
+        /**
+         * Adds an observer that every client made from this configuration reports its lock
+         * events to (see {@link LockObserver}); unlike the other settings it may be called
+         * several times, once per observer.
+         *
+         * @param observer the observer
+         * @return this builder
+         * @throws NullPointerException if {@code observer} is null
+         * @throws IllegalArgumentException if this observer was added already
+         */
+        public Builder observer(LockObserver observer) {
+            Args.notNull(observer, "observer");
+            Args.require(!observers.contains(observer), "observer %s was added already", observer);
+            observers.add(observer);
             return this;
         }
 

@@ -7,9 +7,12 @@ import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.relock.ClientInfo;
+import io.relock.HeldLock;
 import io.relock.LockInfo;
 import io.relock.LockListener;
 import io.relock.LockLostEvent;
+import io.relock.LockObserver;
 import io.relock.RelockConfig;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -42,6 +45,8 @@ public final class ClientRuntime implements AutoCloseable {
     private final UnlockChannels channels;
     private final Watchdog watchdog;
     private final LongSupplier nanoTime;
+    private final Observers observers;
+    private final ClientRegistry registry;
     private final List<LockListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<LockBase.Acquisition> waiting = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -56,7 +61,11 @@ public final class ClientRuntime implements AutoCloseable {
         this.nanoTime = nanoTime;
         this.channels = new UnlockChannels(gateway.pubSub(), timer, gateway.sharded());
         gateway.onTopologyChange(channels::topologyChanged);
-        this.watchdog = new Watchdog(gateway, timer, nanoTime, config.watchdogTimeout().toMillis(), this::lost);
+        this.observers = new Observers(config.observers());
+        long watchdogMillis = config.watchdogTimeout().toMillis();
+        this.registry = new ClientRegistry(gateway, config.keyPrefix(), clientId, watchdogMillis);
+        this.watchdog = new Watchdog(gateway, timer, nanoTime, watchdogMillis, this::lost, observers,
+                registry::refresh);
     }
 
     /**
@@ -81,6 +90,7 @@ public final class ClientRuntime implements AutoCloseable {
         try {
             RedisGateway gateway = RedisGateway.connect(config, resources, clientId);
             ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, System::nanoTime);
+            runtime.registry.register();
             runtime.watchdog.start();
             LOG.debug("Relock client {} connected to {}", clientId, gateway.target());
             return runtime;
@@ -109,6 +119,10 @@ public final class ClientRuntime implements AutoCloseable {
 
     Watchdog watchdog() {
         return watchdog;
+    }
+
+    Observers observers() {
+        return observers;
     }
 
     io.netty.util.Timer timer() {
@@ -143,6 +157,24 @@ public final class ClientRuntime implements AutoCloseable {
         return listeners.remove(Args.notNull(listener, "listener"));
     }
 
+    public void addObserver(LockObserver observer) {
+        observers.add(observer);
+    }
+
+    public boolean removeObserver(LockObserver observer) {
+        return observers.remove(observer);
+    }
+
+    /** The locks this client holds now, from its own records. */
+    public List<HeldLock> heldLocks() {
+        return watchdog.held();
+    }
+
+    /** Where this client runs, as it registered itself on Redis. */
+    public ClientInfo self() {
+        return registry.self(clientId);
+    }
+
     /** How many channels this client is subscribed to right now. */
     public int subscribedChannels() {
         return channels.subscribedChannels();
@@ -168,6 +200,9 @@ public final class ClientRuntime implements AutoCloseable {
         LockLostEvent event = new LockLostEvent(hold.lock.getName(), hold.owner, cause);
         LOG.warn("lock '{}' of owner {} was lost{}", event.lockName(), hold.field,
                 cause == null ? " (renewal found it gone)" : ": " + cause);
+        if (observers.any()) {
+            observers.lost(event);
+        }
         publishLost(event);
     }
 
@@ -202,9 +237,18 @@ public final class ClientRuntime implements AutoCloseable {
             counts.put(String.valueOf(fields.get(i)), parse(String.valueOf(fields.get(i + 1))));
         }
         long remaining = ((Number) reply.get(1)).longValue();
+        // Fields are <clientId>:<owner>[:suffix]; Redisson's client ids are UUIDs too, and find no entry.
+        Set<String> clientIds = new java.util.LinkedHashSet<>();
+        for (String holder : counts.keySet()) {
+            int colon = holder.indexOf(':');
+            if (colon > 0) {
+                clientIds.add(holder.substring(0, colon));
+            }
+        }
+        CompletableFuture<Map<String, ClientInfo>> clients = registry.lookUp(clientIds);
         long waiters = Futures.await(subscribers, operation).values().stream()
                 .mapToLong(Long::longValue).sum();
-        return new LockInfo(name, counts, remaining, waiters);
+        return new LockInfo(name, counts, remaining, waiters, Futures.await(clients, operation));
     }
 
     private static long parse(String count) {
@@ -228,6 +272,14 @@ public final class ClientRuntime implements AutoCloseable {
         watchdog.stop();
         for (LockBase.Acquisition acquisition : List.copyOf(waiting)) {
             acquisition.abort(Exceptions.closed());
+        }
+        try {
+            registry.deregister().get(config.commandTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            // Closing goes on: the entry expires a watchdog timeout after the last refresh.
+            LOG.debug("could not remove client {} from the registry: {}", clientId, Exceptions.unwrap(e).toString());
         }
         try {
             gateway.close();

@@ -56,11 +56,14 @@ public final class FairRedisLock extends ReentrantRedisLock {
     }
 
     @Override
-    public boolean forceUnlock() {
-        runtime.checkOpen();
-        CompletableFuture<Long> reply = runtime.gateway().eval(Script.FAIR_FORCE_RELEASE, ScriptOutputType.INTEGER,
+    protected CompletableFuture<Long> forceReleaseOnce() {
+        return runtime.gateway().eval(Script.FAIR_FORCE_RELEASE, ScriptOutputType.INTEGER,
                 new String[] {key(), queue}, UnlockChannels.UNLOCK_MESSAGE, channel());
-        return Futures.await(reply, "force-unlock lock '" + getName() + "'") == 1;
+    }
+
+    @Override
+    String type() {
+        return "fair";
     }
 
     @Override

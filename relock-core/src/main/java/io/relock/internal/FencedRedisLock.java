@@ -59,6 +59,11 @@ public final class FencedRedisLock extends ReentrantRedisLock implements FencedL
     }
 
     @Override
+    String type() {
+        return "fenced";
+    }
+
+    @Override
     public String toString() {
         return "FencedRedisLock{name='" + getName() + "'}";
     }

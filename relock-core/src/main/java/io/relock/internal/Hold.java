@@ -15,6 +15,11 @@ final class Hold {
     final String field;
     final long leaseMillis;
     final boolean watchdog;
+    /** The owner thread's name when it acquired for itself, else null (an async owner id). */
+    final String ownerThreadName;
+    /** When the first hold was taken: nanoTime for durations, the wall clock for people. */
+    final long acquiredAtNanos;
+    final long acquiredAtMillis;
 
     /** Releases in flight: a renewal that finds the lock gone meanwhile is no loss. */
     final AtomicInteger releasing = new AtomicInteger();
@@ -26,12 +31,16 @@ final class Hold {
     volatile boolean lost;
     volatile Throwable lossCause;
 
-    Hold(LockBase lock, long owner, String field, long leaseMillis, boolean watchdog, long nowNanos) {
+    Hold(LockBase lock, long owner, String field, long leaseMillis, boolean watchdog, String ownerThreadName,
+            long nowNanos) {
         this.lock = lock;
         this.owner = owner;
         this.field = field;
         this.leaseMillis = leaseMillis;
         this.watchdog = watchdog;
+        this.ownerThreadName = ownerThreadName;
         this.renewedAtNanos = nowNanos;
+        this.acquiredAtNanos = nowNanos;
+        this.acquiredAtMillis = System.currentTimeMillis();
     }
 }

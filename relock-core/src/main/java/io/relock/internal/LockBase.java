@@ -1,7 +1,10 @@
 package io.relock.internal;
 
 import io.lettuce.core.ScriptOutputType;
+import io.relock.AcquireEvent;
 import io.relock.DistributedLock;
+import io.relock.ForceUnlockEvent;
+import io.relock.ReleaseEvent;
 import io.relock.RelockConnectionException;
 import io.relock.RelockReplicaSyncException;
 import java.util.concurrent.CompletableFuture;
@@ -220,12 +223,31 @@ public abstract class LockBase implements DistributedLock {
         return hashTagged(key);
     }
 
-    /** Deletes the key whoever holds it and wakes waiters; true if there was a lock. */
-    protected final boolean forceRelease() {
-        runtime.checkOpen();
-        CompletableFuture<Long> reply = runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
+    /**
+     * Removes this lock whoever holds it and wakes its waiters: 1 if there was a lock, else 0.
+     * By default the reentrant layout's key; lock types with more keys or modes override it.
+     */
+    protected CompletableFuture<Long> forceReleaseOnce() {
+        return runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
                 new String[] {key, channel}, UnlockChannels.UNLOCK_MESSAGE);
-        return Futures.await(reply, describe("force-unlock")) == 1;
+    }
+
+    /**
+     * This lock type's name, as {@link io.relock.HeldLock#type()} and the observer events give it:
+     * {@code reentrant}, {@code fair}, {@code fenced}, {@code spin}, {@code simple}, {@code read},
+     * {@code write}.
+     */
+    abstract String type();
+
+    @Override
+    public final boolean forceUnlock() {
+        runtime.checkOpen();
+        boolean removed = Futures.await(forceReleaseOnce(), describe("force-unlock")) == 1;
+        Observers observers = runtime.observers();
+        if (observers.any()) {
+            observers.forceUnlocked(new ForceUnlockEvent(name, type(), removed));
+        }
+        return removed;
     }
 
     protected static long currentThreadId() {
@@ -435,17 +457,27 @@ public abstract class LockBase implements DistributedLock {
                     throw Exceptions.notHeld(name, field);
                 }
                 runtime.watchdog().forget(hold);
+                released(hold, ReleaseEvent.Outcome.LOST);
                 throw Exceptions.holdLost(name, field, hold.leaseMillis, hold.watchdog, hold.lossCause);
             }
             if (hold != null) {
                 if (outcome == 1) {
                     runtime.watchdog().forget(hold);
+                    released(hold, ReleaseEvent.Outcome.RELEASED);
                 } else {
                     hold.count = held - 1;
                 }
             }
             return null;
         });
+    }
+
+    private void released(Hold hold, ReleaseEvent.Outcome outcome) {
+        Observers observers = runtime.observers();
+        if (observers.any()) {
+            observers.released(new ReleaseEvent(name, type(), hold.owner,
+                    runtime.nanoTime() - hold.acquiredAtNanos, outcome));
+        }
     }
 
     private CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
@@ -491,6 +523,10 @@ public abstract class LockBase implements DistributedLock {
         private volatile RuntimeException abortCause;
         private volatile UnlockChannels.Waiter parked;
         private volatile long subscribedEpoch;
+        private final String ownerThreadName;
+        /** The observers' contexts from the start, or null when nobody observes. */
+        private final Object[] observed;
+        private volatile int holdsAfter;
 
         Acquisition(long owner, long waitNanos, long leaseMillis) {
             this.owner = owner;
@@ -498,6 +534,10 @@ public abstract class LockBase implements DistributedLock {
             this.leaseMillis = leaseMillis;
             this.startNanos = runtime.nanoTime();
             this.field = fieldOf(owner);
+            Thread caller = Thread.currentThread();
+            this.ownerThreadName = caller.getId() == owner ? caller.getName() : null;
+            Observers observers = runtime.observers();
+            this.observed = observers.any() ? observers.acquireStarted(name, type(), owner) : null;
             // A lost hold may still be on Redis (the renewal failed, the key did not expire yet):
             // its count is read too, else a repeat would be judged against the wrong count.
             this.reentry = runtime.watchdog().get(LockBase.this, owner) != null;
@@ -571,7 +611,7 @@ public abstract class LockBase implements DistributedLock {
                 } else if (runtime.gateway().replicaSync()) {
                     awaitReplicas(before, epoch, attempt);
                 } else {
-                    runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis, before + 1);
+                    held(before + 1);
                     finish(attempt, null);
                 }
                 return;
@@ -631,7 +671,7 @@ public abstract class LockBase implements DistributedLock {
                     failure = new RelockConnectionException("Redis connection was re-established while waiting "
                             + "for replicas: " + describe("acquire") + "; the acquire was undone", null);
                 } else if (acks >= required) {
-                    runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis, before + 1);
+                    held(before + 1);
                     finish(attempt, null);
                     return;
                 } else {
@@ -643,6 +683,11 @@ public abstract class LockBase implements DistributedLock {
                 // Undone before the caller hears of it, so nothing stays held that it does not know of.
                 rollback(owner, before, failure).whenComplete((ignored, rollbackError) -> finish(null, failure));
             });
+        }
+
+        private void held(int count) {
+            holdsAfter = count;
+            runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis, count, ownerThreadName);
         }
 
         /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */
@@ -714,11 +759,30 @@ public abstract class LockBase implements DistributedLock {
         }
 
         private void complete(Attempt outcome, RuntimeException failure) {
+            if (observed != null) {
+                observe(outcome, failure);
+            }
             if (failure != null) {
                 result.completeExceptionally(failure);
             } else {
                 result.complete(outcome);
             }
+        }
+
+        private void observe(Attempt outcome, RuntimeException failure) {
+            AcquireEvent.Outcome how;
+            if (failure != null) {
+                how = AcquireEvent.Outcome.ERROR;
+            } else if (outcome.acquired()) {
+                how = AcquireEvent.Outcome.ACQUIRED;
+            } else if (cancelled) {
+                how = AcquireEvent.Outcome.INTERRUPTED;
+            } else {
+                how = AcquireEvent.Outcome.TIMEOUT;
+            }
+            runtime.observers().acquireEnded(new AcquireEvent(name, type(), owner, how,
+                    runtime.nanoTime() - startNanos, how == AcquireEvent.Outcome.ACQUIRED ? holdsAfter : 0, failure),
+                    observed);
         }
 
         private void releaseSubscription() {

@@ -592,6 +592,15 @@ public final class RedisGateway implements AutoCloseable {
         return retrying(budget(), attempt -> command.apply(commands).toCompletableFuture());
     }
 
+    /**
+     * Runs a command whose second run changes nothing the first did not (HSET of the same
+     * values, PEXPIRE, DEL), retrying within the default {@link #budget()}.
+     */
+    public <T> CompletableFuture<T> idempotent(
+            Function<RedisClusterAsyncCommands<String, String>, RedisFuture<T>> command) {
+        return retrying(budget(), attempt -> command.apply(commands).toCompletableFuture());
+    }
+
     private static String[] withRepeatFlag(String[] args, boolean repeat) {
         String[] flagged = Arrays.copyOf(args, args.length + 1);
         flagged[args.length] = repeat ? "1" : "0";

@@ -109,9 +109,13 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         }
 
         @Override
-        public boolean forceUnlock() {
-            runtime.checkOpen();
-            return Futures.await(forceReleaseMode(this, READ), "force-unlock read lock '" + getName() + "'") == 1;
+        protected CompletableFuture<Long> forceReleaseOnce() {
+            return forceReleaseMode(this, READ);
+        }
+
+        @Override
+        String type() {
+            return "read";
         }
 
         @Override
@@ -180,9 +184,13 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         }
 
         @Override
-        public boolean forceUnlock() {
-            runtime.checkOpen();
-            return Futures.await(forceReleaseMode(this, WRITE), "force-unlock write lock '" + getName() + "'") == 1;
+        protected CompletableFuture<Long> forceReleaseOnce() {
+            return forceReleaseMode(this, WRITE);
+        }
+
+        @Override
+        String type() {
+            return "write";
         }
 
         @Override

@@ -40,8 +40,8 @@ public class ReentrantRedisLock extends LockBase {
     }
 
     @Override
-    public boolean forceUnlock() {
-        return forceRelease();
+    String type() {
+        return "reentrant";
     }
 
     @Override

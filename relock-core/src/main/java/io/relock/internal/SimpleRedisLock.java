@@ -54,8 +54,8 @@ public final class SimpleRedisLock extends LockBase {
     }
 
     @Override
-    public boolean forceUnlock() {
-        return forceRelease();
+    String type() {
+        return "simple";
     }
 
     @Override

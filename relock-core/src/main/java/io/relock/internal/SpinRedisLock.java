@@ -27,6 +27,11 @@ public final class SpinRedisLock extends ReentrantRedisLock {
     }
 
     @Override
+    String type() {
+        return "spin";
+    }
+
+    @Override
     public String toString() {
         return "SpinRedisLock{name='" + getName() + "'}";
     }

@@ -2,14 +2,19 @@ package io.relock.internal;
 
 import io.lettuce.core.ScriptOutputType;
 import io.netty.util.Timer;
+import io.relock.HeldLock;
 import io.relock.RelockException;
+import io.relock.WatchdogTickEvent;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -40,17 +45,35 @@ final class Watchdog {
     private final long leaseMillis;
     private final long intervalMillis;
     private final BiConsumer<Hold, Throwable> onLost;
+    private final Observers observers;
+    private final Runnable everyTick;
     private final AtomicBoolean renewing = new AtomicBoolean();
     private volatile boolean stopped;
+    /** When the next tick is due, for its lag. */
+    private volatile long plannedNanos;
 
+    /**
+     * @param onLost told of every hold found lost
+     * @param observers told of every tick's outcome
+     * @param everyTick run at every tick before the renewals (the client registry's refresh)
+     */
     Watchdog(RedisGateway gateway, Timer timer, LongSupplier nanoTime, long leaseMillis,
-            BiConsumer<Hold, Throwable> onLost) {
+            BiConsumer<Hold, Throwable> onLost, Observers observers, Runnable everyTick) {
         this.gateway = gateway;
         this.timer = timer;
         this.nanoTime = nanoTime;
         this.leaseMillis = leaseMillis;
         this.intervalMillis = Math.max(1, leaseMillis / 3);
         this.onLost = onLost;
+        this.observers = observers;
+        this.everyTick = everyTick;
+    }
+
+    /** What one tick did, counted across its batches. */
+    private static final class Tally {
+        final AtomicInteger renewed = new AtomicInteger();
+        final AtomicInteger failed = new AtomicInteger();
+        final AtomicInteger lost = new AtomicInteger();
     }
 
     long leaseMillis() {
@@ -69,7 +92,7 @@ final class Watchdog {
      * Records an acquire that left the owner with {@code count} holds; {@code requestedLease} is
      * {@link Args#WATCHDOG_LEASE} for renewal.
      */
-    void acquired(LockBase lock, long owner, String field, long requestedLease, int count) {
+    void acquired(LockBase lock, long owner, String field, long requestedLease, int count, String ownerThreadName) {
         boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
         long lease = watchdog ? leaseMillis : requestedLease;
         Hold hold = holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {
@@ -77,7 +100,7 @@ final class Watchdog {
             if (previous != null && !previous.lost && previous.watchdog) {
                 return previous;
             }
-            return new Hold(lock, owner, field, lease, watchdog, nanoTime.getAsLong());
+            return new Hold(lock, owner, field, lease, watchdog, ownerThreadName, nanoTime.getAsLong());
         });
         hold.count = count;
     }
@@ -94,23 +117,52 @@ final class Watchdog {
         return holds.size();
     }
 
+    /** The holds not lost and not run out, oldest first. */
+    List<HeldLock> held() {
+        long now = nanoTime.getAsLong();
+        List<HeldLock> held = new ArrayList<>();
+        for (Hold hold : holds.values()) {
+            long left = hold.leaseMillis - TimeUnit.NANOSECONDS.toMillis(now - hold.renewedAtNanos);
+            if (!hold.lost && left > 0 && hold.count > 0) {
+                held.add(new HeldLock(hold.lock.getName(), hold.lock.type(), hold.owner, hold.ownerThreadName,
+                        hold.count, Instant.ofEpochMilli(hold.acquiredAtMillis), left, hold.watchdog));
+            }
+        }
+        held.sort(Comparator.comparing(HeldLock::heldSince));
+        return held;
+    }
+
     private void schedule() {
         if (!stopped) {
+            plannedNanos = nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(intervalMillis);
             timer.newTimeout(timeout -> tick(), intervalMillis, TimeUnit.MILLISECONDS);
         }
     }
 
     private void tick() {
+        long lagNanos = Math.max(0, nanoTime.getAsLong() - plannedNanos);
         try {
-            if (!stopped && renewing.compareAndSet(false, true)) {
-                renewAll().whenComplete((ignored, error) -> renewing.set(false));
+            if (!stopped) {
+                everyTick.run();
             }
+            if (!stopped && renewing.compareAndSet(false, true)) {
+                Tally tally = new Tally();
+                renewAll(tally).whenComplete((ignored, error) -> {
+                    renewing.set(false);
+                    if (observers.any()) {
+                        observers.ticked(new WatchdogTickEvent(tally.renewed.get(), tally.failed.get(),
+                                tally.lost.get(), lagNanos));
+                    }
+                });
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("watchdog tick failed; the next tick tries again", e);
         } finally {
             schedule();
         }
     }
 
-    private CompletableFuture<Void> renewAll() {
+    private CompletableFuture<Void> renewAll(Tally tally) {
         List<Hold> due = new ArrayList<>();
         long now = nanoTime.getAsLong();
         for (Hold hold : holds.values()) {
@@ -136,13 +188,13 @@ final class Watchdog {
         groups.forEach((group, holdsOfGroup) -> {
             for (int from = 0; from < holdsOfGroup.size(); from += BATCH_SIZE) {
                 batches.add(renew(group.script(),
-                        holdsOfGroup.subList(from, Math.min(holdsOfGroup.size(), from + BATCH_SIZE))));
+                        holdsOfGroup.subList(from, Math.min(holdsOfGroup.size(), from + BATCH_SIZE)), tally));
             }
         });
         return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new));
     }
 
-    private CompletableFuture<Void> renew(Script script, List<Hold> batch) {
+    private CompletableFuture<Void> renew(Script script, List<Hold> batch, Tally tally) {
         String[] keys = new String[batch.size()];
         String[] args = new String[batch.size() + 1];
         args[0] = Long.toString(leaseMillis);
@@ -164,10 +216,11 @@ final class Watchdog {
                 Hold hold = batch.get(i);
                 if (((Number) renewed.get(i)).longValue() != 1) {
                     if (hold.releasing.get() == 0 && get(hold.lock, hold.owner) == hold) {
-                        markLost(hold, null);
+                        markLost(hold, null, tally);
                     }
                 } else if (acknowledged) {
                     hold.renewedAtNanos = sentAt;
+                    tally.renewed.incrementAndGet();
                 } else {
                     unreplicated.add(hold);
                 }
@@ -175,11 +228,11 @@ final class Watchdog {
             if (!unreplicated.isEmpty()) {
                 renewalFailed(unreplicated, new RelockException("renewed on the master, but fewer than "
                         + gateway.replicaSyncMinReplicas() + " replicas acknowledged within "
-                        + gateway.replicaSyncTimeoutMillis() + " ms"));
+                        + gateway.replicaSyncTimeoutMillis() + " ms"), tally);
             }
             return (Void) null;
         })).exceptionally(error -> {
-            renewalFailed(batch, error);
+            renewalFailed(batch, error, tally);
             return null;
         });
     }
@@ -194,24 +247,26 @@ final class Watchdog {
                 && gateway.connectionEpoch() == epoch);
     }
 
-    private void renewalFailed(List<Hold> batch, Throwable error) {
+    private void renewalFailed(List<Hold> batch, Throwable error, Tally tally) {
         long now = nanoTime.getAsLong();
         for (Hold hold : batch) {
             long sinceRenewal = TimeUnit.NANOSECONDS.toMillis(now - hold.renewedAtNanos);
             // Lost once the lease would run out before the next tick could try again.
             if (sinceRenewal + intervalMillis >= hold.leaseMillis) {
-                markLost(hold, Exceptions.unwrap(error));
+                markLost(hold, Exceptions.unwrap(error), tally);
             } else {
+                tally.failed.incrementAndGet();
                 LOG.debug("renewal of lock '{}' failed, retrying at the next tick: {}", hold.lock.getName(),
                         Exceptions.unwrap(error).toString());
             }
         }
     }
 
-    private void markLost(Hold hold, Throwable cause) {
+    private void markLost(Hold hold, Throwable cause, Tally tally) {
         if (hold.lost) {
             return;
         }
+        tally.lost.incrementAndGet();
         hold.lossCause = cause;
         hold.renewedAtNanos = nanoTime.getAsLong();
         hold.lost = true;

@@ -1,0 +1,120 @@
+package io.relock.internal;
+
+import io.relock.AcquireEvent;
+import io.relock.ForceUnlockEvent;
+import io.relock.LockLostEvent;
+import io.relock.LockObserver;
+import io.relock.ReleaseEvent;
+import io.relock.WatchdogTickEvent;
+import java.util.Arrays;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A client's observers, called one after another. The array is replaced on change and read
+ * once per event, so the hot path pays one volatile read when there are none.
+ */
+final class Observers {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Observers.class);
+    private static final LockObserver[] NONE = {};
+
+    private volatile LockObserver[] all;
+
+    Observers(List<LockObserver> initial) {
+        all = initial.toArray(NONE);
+    }
+
+    boolean any() {
+        return all.length > 0;
+    }
+
+    synchronized void add(LockObserver observer) {
+        Args.notNull(observer, "observer");
+        Args.require(!Arrays.asList(all).contains(observer), "observer %s was added already", observer);
+        LockObserver[] grown = Arrays.copyOf(all, all.length + 1);
+        grown[all.length] = observer;
+        all = grown;
+    }
+
+    synchronized boolean remove(LockObserver observer) {
+        Args.notNull(observer, "observer");
+        List<LockObserver> rest = new java.util.ArrayList<>(Arrays.asList(all));
+        boolean removed = rest.remove(observer);
+        all = rest.toArray(NONE);
+        return removed;
+    }
+
+    /**
+     * The acquire's start for every observer; the returned contexts go back with its end. An
+     * observer added meanwhile sees the end without the start (its context is null).
+     */
+    Object[] acquireStarted(String lockName, String lockType, long owner) {
+        LockObserver[] observers = all;
+        Object[] contexts = new Object[observers.length];
+        for (int i = 0; i < observers.length; i++) {
+            try {
+                contexts[i] = observers[i].onAcquireStart(lockName, lockType, owner);
+            } catch (RuntimeException e) {
+                failed(observers[i], "onAcquireStart", e);
+            }
+        }
+        return contexts;
+    }
+
+    void acquireEnded(AcquireEvent event, Object[] contexts) {
+        LockObserver[] observers = all;
+        for (int i = 0; i < observers.length; i++) {
+            try {
+                observers[i].onAcquireEnd(event, contexts != null && i < contexts.length ? contexts[i] : null);
+            } catch (RuntimeException e) {
+                failed(observers[i], "onAcquireEnd", e);
+            }
+        }
+    }
+
+    void released(ReleaseEvent event) {
+        for (LockObserver observer : all) {
+            try {
+                observer.onRelease(event);
+            } catch (RuntimeException e) {
+                failed(observer, "onRelease", e);
+            }
+        }
+    }
+
+    void lost(LockLostEvent event) {
+        for (LockObserver observer : all) {
+            try {
+                observer.onLockLost(event);
+            } catch (RuntimeException e) {
+                failed(observer, "onLockLost", e);
+            }
+        }
+    }
+
+    void forceUnlocked(ForceUnlockEvent event) {
+        for (LockObserver observer : all) {
+            try {
+                observer.onForceUnlock(event);
+            } catch (RuntimeException e) {
+                failed(observer, "onForceUnlock", e);
+            }
+        }
+    }
+
+    void ticked(WatchdogTickEvent event) {
+        for (LockObserver observer : all) {
+            try {
+                observer.onWatchdogTick(event);
+            } catch (RuntimeException e) {
+                failed(observer, "onWatchdogTick", e);
+            }
+        }
+    }
+
+    private static void failed(LockObserver observer, String method, RuntimeException e) {
+        LOG.warn("LockObserver {} failed in {}; the lock is not affected", observer, method, e);
+    }
+}
