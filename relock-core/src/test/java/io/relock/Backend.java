@@ -35,9 +35,15 @@ record Backend(String description, Supplier<RelockConfig.Builder> config, Suppli
         return new Backend(description + " via " + uri, () -> RelockConfig.builder().singleServer(uri), masters);
     }
 
-    /** Keys stored on all masters together. */
+    /** Keys stored on all masters together, apart from the clients' registry entries. */
     long dbSize() {
-        return masters.get().stream().mapToLong(server -> (Long) server.command("DBSIZE")).sum();
+        return masters.get().stream().mapToLong(Backend::lockKeys).sum();
+    }
+
+    /** Keys on {@code server} apart from Relock clients' registry entries ({@code relock:client:<id>}). */
+    static long lockKeys(RedisServer server) {
+        return ((List<?>) server.command("KEYS", "*")).stream()
+                .filter(key -> !String.valueOf(key).contains("relock:client:")).count();
     }
 
     /** How often the masters ran a command, e.g. {@code evalsha}, since their start. */

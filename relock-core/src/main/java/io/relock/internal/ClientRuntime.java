@@ -90,7 +90,7 @@ public final class ClientRuntime implements AutoCloseable {
         try {
             RedisGateway gateway = RedisGateway.connect(config, resources, clientId);
             ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, System::nanoTime);
-            runtime.registry.register();
+            runtime.register();
             runtime.watchdog.start();
             LOG.debug("Relock client {} connected to {}", clientId, gateway.target());
             return runtime;
@@ -98,6 +98,20 @@ public final class ClientRuntime implements AutoCloseable {
             resources.shutdown(0, 0, TimeUnit.MILLISECONDS);
             timer.stop();
             throw e;
+        }
+    }
+
+    /**
+     * Writes this client's registry entry before {@code create} returns, so inspectors see it
+     * from the first lock on; a failure is logged by the registry and costs only the entry.
+     */
+    private void register() {
+        try {
+            registry.register().get(config.commandTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.debug("client {} starts without its registry entry: {}", clientId, Exceptions.unwrap(e).toString());
         }
     }
 
