@@ -123,7 +123,7 @@ public final class Relock implements AutoCloseable {
     }
 
     /**
-     * The seeds' plain lock: {@code SET name token NX PX lease}, released by compare-and-delete.
+     * The plain lock of one key and a random token: {@code SET name token NX PX lease}, released by compare-and-delete.
      * Not reentrant: acquiring it again while holding it throws
      * {@link IllegalMonitorStateException}. Waits and renews like {@link #getLock(String)}; not
      * compatible with Redisson's locks on the same name (a different Redis type).

@@ -40,7 +40,8 @@ class ConnectionSettingsTest {
                 Relock relock = Relock.create(RelockConfig.builder().singleServer(server.uri() + "/3").build())) {
             DistributedLock lock = relock.getLock("in-db-3");
             lock.lock();
-            assertThat(server.info("keyspace")).contains("db3:keys=1");
+            assertThat(server.info("keyspace")).as("the lock and the client's registry entry")
+                    .contains("db3:keys=2");
             assertThat(server.command("EXISTS", "in-db-3")).as("not in db 0").isEqualTo(0L);
             lock.unlock();
         }

@@ -454,7 +454,8 @@ class ErgonomicsTest {
     @Test
     void theDatabaseSettingAppliesToMasterReplicaNodes() {
         try (Relock relock = Relock.create(RelockConfig.builder().masterReplica(server.uri()).database(4).build())) {
-            relock.getLock("in-db-4").withLock(() -> assertThat(server.info("keyspace")).contains("db4:keys=1"));
+            relock.getLock("in-db-4").withLock(() -> assertThat(server.info("keyspace")).as("the lock and the client's registry entry")
+                    .contains("db4:keys=2"));
         }
     }
 
@@ -465,7 +466,8 @@ class ErgonomicsTest {
                         .sentinel(topology.masterName(), topology.sentinelUris().toArray(String[]::new))
                         .database(5).build())) {
             relock.getLock("in-db-5").withLock(() ->
-                    assertThat(topology.master().info("keyspace")).contains("db5:keys=1"));
+                    assertThat(topology.master().info("keyspace")).as("the lock and the client's registry entry")
+                            .contains("db5:keys=2"));
         }
     }
 

@@ -88,7 +88,10 @@ final class LockReader {
         List<LockView.Holder> holders = new ArrayList<>();
         for (Map.Entry<String, Long> entry : info.holders().entrySet()) {
             LockView.Holder holder = holder(entry.getKey(), Long.toString(entry.getValue()));
-            holders.add(holder != null ? holder : new LockView.Holder(entry.getKey(), "?", 0, entry.getValue()));
+            if (holder == null) {
+                holder = new LockView.Holder(entry.getKey(), "?", 0, entry.getValue(), null);
+            }
+            holders.add(holder.runningAt(info.clientOf(entry.getKey()).orElse(null)));
         }
         holders.sort(Comparator.comparing(LockView.Holder::owner));
         return data.with(holders, info.remainTimeToLive(), info.waitingClients());
@@ -121,7 +124,7 @@ final class LockReader {
         }
         try {
             return new LockView.Holder(owner, matcher.group(1), Long.parseLong(matcher.group(2)),
-                    Long.parseLong(count));
+                    Long.parseLong(count), null);
         } catch (NumberFormatException e) {
             return null;
         }

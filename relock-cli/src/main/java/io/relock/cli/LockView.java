@@ -1,5 +1,6 @@
 package io.relock.cli;
 
+import io.relock.ClientInfo;
 import java.util.List;
 
 /**
@@ -43,6 +44,13 @@ record LockView(String name, String key, LockType type, String mode, List<Holder
      * @param clientId the Relock or Redisson client's id
      * @param threadId the owning thread's id (negative for Relock's async owner ids)
      * @param holdCount how many times the owner holds it (re-entries)
+     * @param client where the holder's client runs, when it is a registered Relock client; else null
      */
-    record Holder(String owner, String clientId, long threadId, long holdCount) {}
+    record Holder(String owner, String clientId, long threadId, long holdCount, ClientInfo client) {
+
+        /** The same holder, with where its client runs. */
+        Holder runningAt(ClientInfo where) {
+            return new Holder(owner, clientId, threadId, holdCount, where);
+        }
+    }
 }

@@ -1,5 +1,6 @@
 package io.relock.cli;
 
+import io.relock.ClientInfo;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,10 +44,12 @@ final class Views {
                     + (view.mode() == null ? "" : " (mode " + view.mode() + ")")));
         }
         if (view.locked()) {
-            out.append(String.format(LABEL, "holders", holderRow("CLIENT ID", "THREAD", "HOLDS")));
+            out.append(String.format(LABEL, "holders", holderRow("CLIENT ID", "HOST", "PID", "THREAD", "HOLDS")));
             for (LockView.Holder holder : view.holders()) {
-                out.append(String.format(LABEL, "", holderRow(holder.clientId(), Long.toString(holder.threadId()),
-                        Long.toString(holder.holdCount()))));
+                ClientInfo client = holder.client();
+                out.append(String.format(LABEL, "", holderRow(holder.clientId(), client == null ? "-" : client.host(),
+                        client == null || client.pid() < 0 ? "-" : Long.toString(client.pid()),
+                        Long.toString(holder.threadId()), Long.toString(holder.holdCount()))));
             }
             out.append(String.format(LABEL, "lease left", lease(view.leaseMillis())));
         }
@@ -66,8 +69,8 @@ final class Views {
         return out.toString();
     }
 
-    private static String holderRow(String clientId, String thread, String holds) {
-        return String.format("%-36s  %8s  %5s", clientId, thread, holds).stripTrailing();
+    private static String holderRow(String clientId, String host, String pid, String thread, String holds) {
+        return String.format("%-36s  %-20s  %8s  %8s  %5s", clientId, host, pid, thread, holds).stripTrailing();
     }
 
     /** The view as a JSON object's fields. */
@@ -86,6 +89,11 @@ final class Views {
             entry.put("clientId", holder.clientId());
             entry.put("threadId", holder.threadId());
             entry.put("holdCount", holder.holdCount());
+            ClientInfo client = holder.client();
+            entry.put("host", client == null ? null : client.host());
+            entry.put("pid", client == null ? null : client.pid());
+            entry.put("clientStartedAt", client == null ? null : client.startedAt().toString());
+            entry.put("clientVersion", client == null ? null : client.version());
             holders.add(entry);
         }
         json.put("holders", holders);

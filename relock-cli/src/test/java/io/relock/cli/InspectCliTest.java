@@ -9,6 +9,7 @@ import io.relock.RelockConfig;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.util.concurrent.locks.Lock;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -66,7 +67,9 @@ class InspectCliTest {
             assertThat(result.out())
                     .containsPattern("state +locked")
                     .containsPattern("type +reentrant")
-                    .containsPattern(relock.clientId() + " +" + Thread.currentThread().getId() + " +2\\n")
+                    .containsPattern("CLIENT ID +HOST +PID +THREAD +HOLDS")
+                    .containsPattern(relock.clientId() + " +" + Pattern.quote(relock.clientInfo().host()) + " +"
+                            + ProcessHandle.current().pid() + " +" + Thread.currentThread().getId() + " +2\\n")
                     .containsPattern("lease left +\\d+\\.\\d{3} s")
                     .containsPattern("waiting +0 clients subscribed to redisson_lock__channel:\\{order:42}");
         } finally {
@@ -86,7 +89,7 @@ class InspectCliTest {
             assertThat(result.out().strip())
                     .startsWith("{\"name\":\"legacy-job\",\"key\":\"legacy-job\",\"locked\":true,\"type\":\"reentrant\"")
                     .contains("\"clientId\":\"" + redisson.getId() + "\",\"threadId\":" + Thread.currentThread().getId()
-                            + ",\"holdCount\":1")
+                            + ",\"holdCount\":1,\"host\":null,\"pid\":null")
                     .containsPattern("\"leaseMillis\":\\d+,\"waitingClients\":0")
                     .endsWith("}");
         } finally {

@@ -120,15 +120,17 @@ final class Watchdog {
     /** The holds not lost and not run out, oldest first. */
     List<HeldLock> held() {
         long now = nanoTime.getAsLong();
+        List<Hold> oldestFirst = new ArrayList<>(holds.values());
+        // By the monotonic clock: two holds taken in one millisecond keep their order.
+        oldestFirst.sort(Comparator.comparingLong(hold -> hold.acquiredAtNanos - now));
         List<HeldLock> held = new ArrayList<>();
-        for (Hold hold : holds.values()) {
+        for (Hold hold : oldestFirst) {
             long left = hold.leaseMillis - TimeUnit.NANOSECONDS.toMillis(now - hold.renewedAtNanos);
             if (!hold.lost && left > 0 && hold.count > 0) {
                 held.add(new HeldLock(hold.lock.getName(), hold.lock.type(), hold.owner, hold.ownerThreadName,
                         hold.count, Instant.ofEpochMilli(hold.acquiredAtMillis), left, hold.watchdog));
             }
         }
-        held.sort(Comparator.comparing(HeldLock::heldSince));
         return held;
     }
 
