@@ -27,6 +27,13 @@ record FailoverOptions(int failovers, Duration between, Set<FailoverOptions.Mode
             "  --modes off,sync1,sync2 replica sync off, replicaSync(1, 500ms), replicaSync(2, 500ms)",
             "  --out results           where failover-<yyyy-MM-dd-HHmm>.md goes");
 
+    /**
+     * Parses flags; each argument may itself hold several flags separated by spaces (as
+     * {@code -Dfailover.args} passes them).
+     *
+     * @throws IllegalArgumentException naming the flag, for anything not understood; with the
+     *     message {@code help} for {@code --help} and {@code -h}
+     */
     static FailoverOptions parse(String... args) {
         List<String> words = new ArrayList<>();
         for (String arg : args) {
