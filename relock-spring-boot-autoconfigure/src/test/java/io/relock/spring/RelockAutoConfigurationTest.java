@@ -57,7 +57,8 @@ class RelockAutoConfigurationTest {
                         lock.lock();
                         try {
                             assertThat(server.command("SELECT", "3")).isEqualTo("OK");
-                            assertThat(dbSize(server, 3)).isEqualTo(1L);
+                            // The lock and the client's registry entry (app:relock:client:<id>).
+                            assertThat(dbSize(server, 3)).isEqualTo(2L);
                             assertThat(dbSize(server, 0)).isZero();
                         } finally {
                             lock.unlock();
