@@ -50,7 +50,8 @@ public final class RelockHealthIndicator extends AbstractHealthIndicator impleme
     private volatile long lastLagNanos;
     private volatile long lastTickNanos;
 
-    private RelockHealthIndicator(Relock relock, LongSupplier nanoTime) {
+    /** An indicator that is not told of ticks until registered; {@link #register} is the way in. */
+    RelockHealthIndicator(Relock relock, LongSupplier nanoTime) {
         super("Relock health check failed");
         this.relock = Objects.requireNonNull(relock, "relock must not be null");
         this.nanoTime = nanoTime;

@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 
 import tools.jackson.databind.JsonNode;
 
 import io.relock.Relock;
+import io.relock.RelockConfig;
 import io.relock.WatchdogTickEvent;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisServer;
@@ -54,23 +58,34 @@ class RelockHealthIndicatorTest {
         }
     }
 
+    /** The indicator on its own, fed the ticks the client would report, on a clock the test moves. */
     @Test
-    void downWhenTheWatchdogsLastTickWasLateByMoreThanAWatchdogTimeoutUntilATickIsOnTime() {
+    void downWhenTheWatchdogFallsBehindOrStopsUpWhenItKeepsTimeAgain() {
         try (RedisServer server = RedisServer.start();
-                ActuatorApp app = ActuatorApp.start(server, "relock.watchdog-timeout=1500ms")) {
-            RelockHealthIndicator indicator = app.bean(RelockHealthIndicator.class);
-            assertThat(app.get(HEALTH).status()).isEqualTo(200);
+                Relock relock = Relock.create(RelockConfig.builder().singleServer(server.uri())
+                        .watchdogTimeout(Duration.ofSeconds(3)).build())) {
+            AtomicLong now = new AtomicLong();
+            RelockHealthIndicator indicator = new RelockHealthIndicator(relock, now::get);
+            assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
 
-            // What the client reports after its timer thread was held up for 2 s, as in a JVM pause.
-            indicator.ticked(new WatchdogTickEvent(0, 0, 0, TimeUnit.SECONDS.toNanos(2)));
+            // What the client reports after its timer thread was held up for 4 s, as in a JVM pause.
+            indicator.ticked(new WatchdogTickEvent(0, 0, 0, TimeUnit.SECONDS.toNanos(4)));
+            Health late = indicator.health();
+            assertThat(late.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(late.getDetails()).containsEntry("error",
+                    "the watchdog's last tick started 4000 ms late, more than the watchdog timeout 3000 ms")
+                    .containsEntry("watchdogLagMillis", 4000L);
 
-            ActuatorApp.Response down = app.get(HEALTH);
-            assertThat(down.status()).as(down.body()).isEqualTo(503);
-            assertThat(down.json().get("details").get("error").asString())
-                    .isEqualTo("the watchdog's last tick started 2000 ms late, more than the watchdog timeout 1500 ms");
-            assertThat(down.json().get("details").get("watchdogLagMillis").asLong()).isEqualTo(2000);
-            Eventually.await(Duration.ofSeconds(10), "the next real tick makes it UP",
-                    () -> app.get(HEALTH).status() == 200);
+            indicator.ticked(new WatchdogTickEvent(1, 0, 0, TimeUnit.MILLISECONDS.toNanos(3)));
+            assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+
+            now.addAndGet(TimeUnit.SECONDS.toNanos(6) + 1);
+            Health silent = indicator.health();
+            assertThat(silent.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(silent.getDetails()).containsEntry("error", "the watchdog has not ticked for 6000 ms");
+
+            indicator.ticked(new WatchdogTickEvent(0, 0, 0, 0));
+            assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
         }
     }
 }
