@@ -524,8 +524,8 @@ public abstract class LockBase implements DistributedLock {
         private volatile UnlockChannels.Waiter parked;
         private volatile long subscribedEpoch;
         private final String ownerThreadName;
-        /** The observers' contexts from the start, or null when nobody observes. */
-        private final Object[] observed;
+        /** The observers at the start and their contexts, or null when nobody observed. */
+        private final Observers.Started observed;
         private volatile int holdsAfter;
 
         Acquisition(long owner, long waitNanos, long leaseMillis) {
@@ -780,7 +780,7 @@ public abstract class LockBase implements DistributedLock {
             } else {
                 how = AcquireEvent.Outcome.TIMEOUT;
             }
-            runtime.observers().acquireEnded(new AcquireEvent(name, type(), owner, how,
+            Observers.acquireEnded(new AcquireEvent(name, type(), owner, how,
                     runtime.nanoTime() - startNanos, how == AcquireEvent.Outcome.ACQUIRED ? holdsAfter : 0, failure),
                     observed);
         }
