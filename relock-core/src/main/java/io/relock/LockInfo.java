@@ -18,9 +18,36 @@ import java.util.Optional;
  *     (each Relock or Redisson client counts once however many of its threads wait)
  * @param clients where each holder's client runs, by client id, for the Relock clients among
  *     the holders that are registered (see {@link ClientInfo}); Redisson holders have none
+ * @param kind which lock type the data under the name belongs to, told from the data itself
  */
 public record LockInfo(String name, Map<String, Long> holders, long remainTimeToLive, long waitingClients,
-        Map<String, ClientInfo> clients) {
+        Map<String, ClientInfo> clients, Kind kind) {
+
+    /**
+     * The lock type that wrote the data under a name, as far as the data tells: Relock's and
+     * Redisson's layouts are the same, so a reentrant, spin or multi-lock member all read as
+     * {@link #REENTRANT}.
+     */
+    public enum Kind {
+        /** A hash of holders: {@code getLock}, {@code getSpinLock}, Redisson's {@code RLock}. */
+        REENTRANT,
+        /** A hash of holders with a {@code mode} field: {@code getReadWriteLock}. */
+        READ_WRITE,
+        /**
+         * A hash of holders (or nothing) with a waiter queue: {@code getFairLock}. A fair lock
+         * that nobody waits for has no queue and reads as {@link #REENTRANT}; with no waiters to
+         * wake, removing it as one is the same.
+         */
+        FAIR,
+        /** A hash of holders (or nothing) with a fencing token key: {@code getFencedLock}. */
+        FENCED,
+        /** A string holding the owner's token: {@code getSimpleLock}. */
+        SIMPLE,
+        /** Nothing under the name: free, and no lock left a trace. */
+        NONE,
+        /** The key holds data that no lock type writes. */
+        NOT_A_LOCK
+    }
 
     /**
      * Creates a snapshot; {@code holders} is copied.
@@ -31,16 +58,19 @@ public record LockInfo(String name, Map<String, Long> holders, long remainTimeTo
      *     {@code -1} when it is held without expiry
      * @param waitingClients how many client connections are subscribed to the lock's unlock channel
      * @param clients where the holders' clients run, by client id; copied
-     * @throws NullPointerException if {@code name}, {@code holders} or {@code clients} is null
+     * @param kind the lock type the data belongs to
+     * @throws NullPointerException if any argument is null
      */
     public LockInfo {
         Objects.requireNonNull(name, "name must not be null");
+        Objects.requireNonNull(kind, "kind must not be null");
         holders = Map.copyOf(holders);
         clients = Map.copyOf(clients);
     }
 
     /**
-     * Creates a snapshot without client descriptions.
+     * Creates a snapshot of a reentrant lock (or of nothing, without holders), without client
+     * descriptions.
      *
      * @param name the lock's name
      * @param holders each holder ({@code <clientId>:<threadId>}) and its hold count
@@ -49,7 +79,8 @@ public record LockInfo(String name, Map<String, Long> holders, long remainTimeTo
      * @throws NullPointerException if {@code name} or {@code holders} is null
      */
     public LockInfo(String name, Map<String, Long> holders, long remainTimeToLive, long waitingClients) {
-        this(name, holders, remainTimeToLive, waitingClients, Map.of());
+        this(name, holders, remainTimeToLive, waitingClients, Map.of(),
+                holders.isEmpty() ? Kind.NONE : Kind.REENTRANT);
     }
 
     /**

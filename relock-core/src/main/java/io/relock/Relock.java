@@ -257,6 +257,41 @@ public final class Relock implements AutoCloseable {
     }
 
     /**
+     * Removes whatever lock is held under {@code name}, whoever holds it, with the release of its
+     * own type, so that its waiters are woken (Relock's and Redisson's): the type is told from the
+     * data as {@link LockInfo#kind()} reports it, then that type's {@code forceUnlock()} runs. For
+     * operators freeing a lock whose holder is dead; a holder that is alive learns of it at its
+     * next renewal ({@link LockListener}) or {@code unlock()}. If the data changes between the
+     * two steps, the removal follows the type read first.
+     *
+     * @param name the lock's name
+     * @return {@code true} if a lock was removed, {@code false} if nothing was held under it
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16, or the
+     *     key holds data that no lock writes (nothing is removed)
+     * @throws RelockException if Redis fails
+     * @throws IllegalStateException if this client is closed
+     */
+    public boolean forceUnlock(String name) {
+        LockInfo info = getLockInfo(name);
+        return switch (info.kind()) {
+            case NONE -> false;
+            case NOT_A_LOCK -> throw new IllegalArgumentException("name '" + name + "': key '"
+                    + runtime.key(name) + "' holds data that no lock writes; nothing was removed");
+            case FAIR -> getFairLock(name).forceUnlock();
+            case SIMPLE -> getSimpleLock(name).forceUnlock();
+            case READ_WRITE -> {
+                DistributedReadWriteLock lock = getReadWriteLock(name);
+                // Whichever mode holds it; the other finds nothing of its own.
+                boolean readers = lock.readLock().forceUnlock();
+                boolean writer = lock.writeLock().forceUnlock();
+                yield readers || writer;
+            }
+            case REENTRANT, FENCED -> getLock(name).forceUnlock();
+        };
+    }
+
+    /**
      * This client's unique id (a UUID); hold fields on Redis are {@code <clientId>:<threadId>}.
      *
      * @return the id

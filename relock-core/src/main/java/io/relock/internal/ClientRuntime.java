@@ -238,8 +238,10 @@ public final class ClientRuntime implements AutoCloseable {
         Args.lockName(name);
         checkOpen();
         String key = key(name);
-        CompletableFuture<List<Object>> snapshot =
-                gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI, new String[] {key});
+        String tagged = LockBase.hashTagged(key);
+        CompletableFuture<List<Object>> snapshot = gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI,
+                new String[] {key, LockBase.ownKey(key, "queue"), LockBase.ownKey(key, "timeouts"),
+                    LockBase.ownKey(key, "token"), "redisson_lock_queue:" + tagged, "redisson_lock_timeout:" + tagged});
         // Waiters of every lock type that can live under this key: plain locks and read-write locks.
         CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockBase.channelName(key),
                 LockBase.rwChannelName(key));
@@ -262,7 +264,20 @@ public final class ClientRuntime implements AutoCloseable {
         CompletableFuture<Map<String, ClientInfo>> clients = registry.lookUp(clientIds);
         long waiters = Futures.await(subscribers, operation).values().stream()
                 .mapToLong(Long::longValue).sum();
-        return new LockInfo(name, counts, remaining, waiters, Futures.await(clients, operation));
+        return new LockInfo(name, counts, remaining, waiters, Futures.await(clients, operation),
+                kind(String.valueOf(reply.get(2))));
+    }
+
+    private static LockInfo.Kind kind(String type) {
+        return switch (type) {
+            case "reentrant" -> LockInfo.Kind.REENTRANT;
+            case "read-write" -> LockInfo.Kind.READ_WRITE;
+            case "fair" -> LockInfo.Kind.FAIR;
+            case "fenced" -> LockInfo.Kind.FENCED;
+            case "simple" -> LockInfo.Kind.SIMPLE;
+            case "none" -> LockInfo.Kind.NONE;
+            default -> LockInfo.Kind.NOT_A_LOCK;
+        };
     }
 
     private static long parse(String count) {
