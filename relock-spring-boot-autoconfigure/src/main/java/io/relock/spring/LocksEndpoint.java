@@ -24,7 +24,6 @@ import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
 
 import io.relock.ClientInfo;
-import io.relock.DistributedLock;
 import io.relock.HeldLock;
 import io.relock.LockInfo;
 import io.relock.Relock;
@@ -60,12 +59,11 @@ import io.relock.RelockException;
  * {@code {"error": "..."}}; a name the client refuses (an unpaired surrogate, braces without a
  * hash tag in a cluster): 400.
  *
- * <p>The type of a lock is known exactly when this client holds it; for a lock held only by
- * other clients it is {@code write} when a holder is a read-write lock's writer and unknown
- * ({@code null}) otherwise, as {@code io.relock} has no public way to tell the other layouts
- * apart. A force-unlock of a lock of unknown type removes its key with the reentrant lock's
- * {@code forceUnlock()}, which wakes the waiters of reentrant, fenced, spin and simple locks at
- * once; waiters of a fair lock or of a read-write lock held for reading wake at their next retry.
+ * <p>The type comes from this client's own hold when it holds the lock, else from the data
+ * ({@link LockInfo#kind()}): {@code reentrant}, {@code fair}, {@code fenced}, {@code simple},
+ * {@code read} or {@code write}. A force-unlock is {@link Relock#forceUnlock(String)}: the release
+ * of the type the data shows, so the lock's waiters (Relock's and Redisson's) wake at once. A key
+ * holding data that no lock writes is not a lock: 404 for GET, 400 for DELETE, nothing removed.
  */
 @WebEndpoint(id = "locks", defaultAccess = Access.READ_ONLY)
 public class LocksEndpoint {
@@ -131,7 +129,7 @@ public class LocksEndpoint {
         String lockName = String.join("/", name);
         try {
             LockView before = read(lockName);
-            if (before == null || !forceUnlock(lockName, before.type())) {
+            if (before == null || !relock.forceUnlock(lockName)) {
                 return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
             }
             LOG.warn("Force-unlocked lock '{}' (type {}, holders {}) through the actuator endpoint: by {} from {}",
@@ -143,26 +141,10 @@ public class LocksEndpoint {
         }
     }
 
-    private boolean forceUnlock(String name, @Nullable String type) {
-        if (type == null) {
-            return relock.getLock(name).forceUnlock();
-        }
-        DistributedLock lock = switch (type) {
-            case "fair" -> relock.getFairLock(name);
-            case "fenced" -> relock.getFencedLock(name);
-            case "spin" -> relock.getSpinLock(name);
-            case "simple" -> relock.getSimpleLock(name);
-            case "read" -> relock.getReadWriteLock(name).readLock();
-            case "write" -> relock.getReadWriteLock(name).writeLock();
-            default -> relock.getLock(name);
-        };
-        return lock.forceUnlock();
-    }
-
     /** The lock from Redis, or null when nobody holds it. */
     private @Nullable LockView read(String name) {
         LockInfo info = relock.getLockInfo(name);
-        if (!info.isLocked()) {
+        if (!info.isLocked() || info.kind() == LockInfo.Kind.NOT_A_LOCK) {
             return null;
         }
         List<HeldLock> mine = relock.heldLocks().stream().filter(held -> held.name().equals(name)).toList();
@@ -179,7 +161,15 @@ public class LocksEndpoint {
         if (!mine.isEmpty()) {
             return mine.get(0).type();
         }
-        return info.holders().keySet().stream().anyMatch(holder -> holder.endsWith(":write")) ? "write" : null;
+        return switch (info.kind()) {
+            case REENTRANT -> "reentrant";
+            case FAIR -> "fair";
+            case FENCED -> "fenced";
+            case SIMPLE -> "simple";
+            case READ_WRITE -> info.holders().keySet().stream().anyMatch(holder -> holder.endsWith(":write"))
+                    ? "write" : "read";
+            case NONE, NOT_A_LOCK -> null;
+        };
     }
 
     private static WebEndpointResponse<Object> failure(String name, String operation, RuntimeException e) {

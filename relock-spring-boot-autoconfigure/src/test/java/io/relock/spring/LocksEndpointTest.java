@@ -124,7 +124,7 @@ class LocksEndpointTest {
             assertThat(response.status()).isEqualTo(200);
             JsonNode json = response.json();
             assertThat(json.get("name").asString()).isEqualTo("orders/42");
-            assertThat(json.get("type").isNull()).isTrue();
+            assertThat(json.get("type").asString()).as("told from the data").isEqualTo("reentrant");
             assertThat(json.get("leaseLeftMillis").asLong()).isBetween(1L, 30_000L);
             JsonNode holder = json.get("holders").get(0);
             assertThat(json.get("holders").size()).isEqualTo(1);
@@ -227,6 +227,35 @@ class LocksEndpointTest {
         } finally {
             assertThatThrownBy(held::unlock).isInstanceOf(IllegalMonitorStateException.class);
         }
+    }
+
+    @Test
+    void aForceUnlockOfAnotherClientsFairLockWakesItsNextWaiterAtOnce() throws Exception {
+        Relock waiterClient = Relock.create(RelockConfig.builder().singleServer(redis.server().uri()).build());
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            other.getFairLock("fair/1").lock();
+            Future<Boolean> next = pool.submit(() -> waiterClient.getFairLock("fair/1").tryLock(10, TimeUnit.SECONDS));
+            Eventually.await(Duration.ofSeconds(10), "the waiter queued",
+                    () -> (Long) redis.server().command("LLEN", "{fair/1}:queue") == 1);
+            ActuatorApp.Response response = app.delete(ActuatorApp.lockPath("fair/1"), null);
+            assertThat(response.status()).as(response.body()).isEqualTo(200);
+            assertThat(response.json().get("type").asString()).isEqualTo("fair");
+            // The holder's lease is 30 s: only the fair lock's own release wakes the waiter sooner.
+            assertThat(next.get(10, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            pool.shutdownNow();
+            waiterClient.close();
+        }
+    }
+
+    @Test
+    void aKeyThatHoldsNoLockIsNotFoundAndNotRemoved() {
+        redis.server().command("HSET", "profile/7", "name", "ada", "visits", "3");
+        assertThat(app.get(ActuatorApp.lockPath("profile/7")).status()).isEqualTo(404);
+        ActuatorApp.Response response = app.delete(ActuatorApp.lockPath("profile/7"), null);
+        assertThat(response.status()).as(response.body()).isEqualTo(404);
+        assertThat(redis.server().command("HGET", "profile/7", "name")).isEqualTo("ada");
     }
 
     @Test
