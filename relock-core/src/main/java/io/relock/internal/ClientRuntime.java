@@ -48,7 +48,7 @@ public final class ClientRuntime implements AutoCloseable {
     private final Observers observers;
     private final ClientRegistry registry;
     private final List<LockListener> listeners = new CopyOnWriteArrayList<>();
-    private final Set<LockBase.Acquisition> waiting = ConcurrentHashMap.newKeySet();
+    private final Set<LockEngine.Acquisition> waiting = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private ClientRuntime(RelockConfig config, String clientId, HashedWheelTimer timer, ClientResources resources,
@@ -199,14 +199,14 @@ public final class ClientRuntime implements AutoCloseable {
         return watchdog.size();
     }
 
-    void register(LockBase.Acquisition acquisition) {
+    void register(LockEngine.Acquisition acquisition) {
         waiting.add(acquisition);
         if (closed) {
             acquisition.abort(Exceptions.closed());
         }
     }
 
-    void unregister(LockBase.Acquisition acquisition) {
+    void unregister(LockEngine.Acquisition acquisition) {
         waiting.remove(acquisition);
     }
 
@@ -241,8 +241,8 @@ public final class ClientRuntime implements AutoCloseable {
         CompletableFuture<List<Object>> snapshot =
                 gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI, new String[] {key});
         // Waiters of every lock type that can live under this key: plain locks and read-write locks.
-        CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockBase.channelName(key),
-                LockBase.rwChannelName(key));
+        CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockKeys.channelName(key),
+                LockKeys.rwChannelName(key));
         String operation = "read lock info of '" + name + "'";
         List<Object> reply = Futures.await(snapshot, operation);
         List<?> fields = (List<?>) reply.get(0);
@@ -284,7 +284,7 @@ public final class ClientRuntime implements AutoCloseable {
         }
         closed = true;
         watchdog.stop();
-        for (LockBase.Acquisition acquisition : List.copyOf(waiting)) {
+        for (LockEngine.Acquisition acquisition : List.copyOf(waiting)) {
             acquisition.abort(Exceptions.closed());
         }
         try {

@@ -92,7 +92,7 @@ final class Watchdog {
      * Records an acquire that left the owner with {@code count} holds; {@code requestedLease} is
      * {@link Args#WATCHDOG_LEASE} for renewal.
      */
-    void acquired(LockBase lock, long owner, String field, long requestedLease, int count, String ownerThreadName) {
+    void acquired(LockEngine lock, long owner, String field, long requestedLease, int count, String ownerThreadName) {
         boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
         long lease = watchdog ? leaseMillis : requestedLease;
         Hold hold = holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {
@@ -105,7 +105,7 @@ final class Watchdog {
         hold.count = count;
     }
 
-    Hold get(LockBase lock, long owner) {
+    Hold get(LockEngine lock, long owner) {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
 

@@ -1,7 +1,8 @@
 package io.relock.internal;
 
-import io.lettuce.core.ScriptOutputType;
 import io.relock.AcquireEvent;
+import io.relock.internal.LockDriver.Attempt;
+import io.relock.internal.LockDriver.Request;
 import io.relock.DistributedLock;
 import io.relock.ForceUnlockEvent;
 import io.relock.ReleaseEvent;
@@ -19,243 +20,101 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The engine every lock type shares: argument checks, the wait loop (attempt, subscribe,
- * park until an unlock message or the holder's TTL, attempt again), interrupt and timeout
- * handling, undoing acquires whose reply was lost, release bookkeeping and the watchdog
- * hand-off. A lock type supplies its scripts through the four {@code *Once} hooks.
+ * The one lock engine: argument checks, the wait loop (attempt, then wait as the
+ * {@link WaitPolicy} says, attempt again), interrupt and timeout handling, undoing acquires
+ * whose reply was lost, replica sync, release bookkeeping, the watchdog hand-off and the
+ * observer events. A lock type is a {@link LockDriver} (its scripts) and a wait policy; the
+ * engine is the same for all of them.
+ *
+ * <p>Follow {@code lock()}: {@link #start} makes an {@link Acquisition}, which calls
+ * {@link LockDriver#acquire} until it holds the lock, the wait ends or the caller gives up, and
+ * parks between attempts. Follow {@code unlock()}: {@link #release} calls
+ * {@link LockDriver#release} with the hold count the watchdog keeps, and forgets the hold when
+ * the last one is gone.
  */
-public abstract class LockBase implements DistributedLock {
+public final class LockEngine implements DistributedLock, EngineBacked {
 
-    private static final Logger LOG = LoggerFactory.getLogger(LockBase.class);
-
-    protected final ClientRuntime runtime;
-    private final String name;
-    private final String key;
-    private final String channel;
-
-    protected LockBase(ClientRuntime runtime, String name) {
-        this(runtime, name, LOCK_CHANNEL_PREFIX);
-    }
-
-    /** For lock types that announce releases on their own channel, as Redisson's do. */
-    protected LockBase(ClientRuntime runtime, String name, String channelPrefix) {
-        this.runtime = runtime;
-        this.name = Args.lockName(name);
-        this.key = runtime.key(name);
-        this.channel = channelPrefix + ":" + hashTagged(key);
-        if (runtime.gateway().slotOf(key) != runtime.gateway().slotOf(channel)) {
-            throw new IllegalArgumentException("name '" + name + "' has braces but no hash tag: in a Redis Cluster "
-                    + "the lock's channel and keys would fall into different slots; give it a tag such as '{"
-                    + name.replace("{", "").replace("}", "") + "}' or no braces at all");
-        }
-    }
-
-    /** Prefix of the unlock channel of reentrant, fenced, simple and spin locks (Redisson's name). */
-    static final String LOCK_CHANNEL_PREFIX = "redisson_lock__channel";
-    /** Prefix of the unlock channel of read-write locks (Redisson's name). */
-    static final String RW_CHANNEL_PREFIX = "redisson_rwlock";
+    private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
 
     /** The longest a waiter parks when it cannot be sure its subscription still hears releases. */
     static final long UNSURE_PARK_MILLIS = 1000;
 
-    /** The unlock channel of a lock key, as Redisson names it. */
-    static String channelName(String key) {
-        return LOCK_CHANNEL_PREFIX + ":" + hashTagged(key);
+    final ClientRuntime runtime;
+    private final LockKeys keys;
+    private final LockDriver driver;
+    private final WaitPolicy wait;
+
+    LockEngine(ClientRuntime runtime, LockKeys keys, LockDriver driver, WaitPolicy wait) {
+        this.runtime = runtime;
+        this.keys = keys;
+        this.driver = driver;
+        this.wait = wait;
     }
 
-    /** The unlock channel of a read-write lock key, as Redisson names it. */
-    static String rwChannelName(String key) {
-        return RW_CHANNEL_PREFIX + ":" + hashTagged(key);
-    }
-
-    /**
-     * The key with a hash tag, so that everything named after it shares its Cluster slot: the
-     * key itself if it contains a brace (it brings its own tag), else {@code {<key>}}. This is
-     * Redisson's rule, so both name their channels and auxiliary keys alike.
-     */
-    static String hashTagged(String key) {
-        return key.contains("{") ? key : "{" + key + "}";
-    }
-
-    // ---- what a lock type supplies --------------------------------------------------------
-
-    /** The outcome of one acquire attempt. */
-    protected record Attempt(boolean acquired, long ttlMillis, long token) {
-
-        static final Attempt NOT_ACQUIRED = new Attempt(false, -2, 0);
-
-        /** Acquired; {@code token} is the fencing token where the lock type has one, else 0. */
-        protected static Attempt acquired(long token) {
-            return new Attempt(true, 0, token);
-        }
-
-        /** Held by another owner whose hold has {@code ttlMillis} left (-1: no expiry). */
-        protected static Attempt busy(long ttlMillis) {
-            return new Attempt(false, ttlMillis, 0);
-        }
-
-        /** Maps the usual script reply: nil when acquired, else the holder's TTL. */
-        protected static Attempt fromTtl(Long ttl) {
-            return ttl == null ? acquired(0) : busy(ttl);
-        }
-    }
-
-    /**
-     * One acquire or release call of {@code field}: the lease to set, the owner's hold count
-     * before the call (so that a script run twice can tell the second run from a new call), how
-     * long to retry through connection trouble, and whether the call may repeat one that took
-     * effect already.
-     */
-    protected record Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget,
-            boolean repeat) {
-
-        String lease() {
-            return Long.toString(leaseMillis);
-        }
-
-        String countBefore() {
-            return Integer.toString(holdsBefore);
-        }
-
-        /** Runs {@code script} for this call; the gateway appends the repeat flag. */
-        <T> CompletableFuture<T> eval(RedisGateway gateway, Script script, ScriptOutputType type, String[] keys,
-                String... args) {
-            return gateway.eval(script, type, budget, repeat, keys, args);
-        }
-    }
-
-    /** One acquire attempt; a repeat must not take a second hold. */
-    protected abstract CompletableFuture<Attempt> acquireOnce(Request request);
-
-    /**
-     * Releases one hold: null if {@code field} holds nothing, 0 if still held, 1 if released; a
-     * repeat of a release that took effect answers as that one did.
-     */
-    protected abstract CompletableFuture<Long> releaseOnce(Request request);
-
-    /** Undoes an acquire that may or may not have been applied; {@code countBefore} is the prior hold count. */
-    protected abstract CompletableFuture<Long> rollbackOnce(String field, int countBefore);
-
-    /** Hold count of {@code field}, 0 when it holds nothing. */
-    protected abstract CompletableFuture<Integer> holdCountOnce(String field);
-
-    /** The hash field (or token) that identifies {@code owner} in this lock type's data. */
-    protected String fieldOf(long owner) {
-        return runtime.field(owner);
-    }
-
-    /** Where the release that lets {@code field} in is announced; the lock's channel by default. */
-    protected String channelFor(String field) {
-        return channel;
-    }
-
-    /** Called when an owner stops waiting without the lock, e.g. to leave a waiter queue. */
-    protected CompletableFuture<?> abandonOnce(String field) {
-        return CompletableFuture.completedFuture(null);
-    }
-
-    /**
-     * How long to pause before the next attempt when waiting without pub/sub, or -1 (the
-     * default) to wait for an unlock message.
-     */
-    protected long backoffMillis(int failedAttempts) {
-        return -1;
-    }
-
-    /** The script that renews this lock type's holds in batches (see {@code lock_renew.lua}). */
-    protected Script renewScript() {
-        return Script.LOCK_RENEW;
+    @Override
+    public LockEngine engine() {
+        return this;
     }
 
     // ---- identity ----------------------------------------------------------------------------
 
     @Override
     public String getName() {
-        return name;
+        return keys.name();
     }
 
     /** The Redis key (the name with the configured prefix). */
-    public String key() {
-        return key;
+    String key() {
+        return keys.key();
     }
 
     /** The channel that unlock messages of this lock are published on. */
-    public String channel() {
-        return channel;
+    String channel() {
+        return keys.channel();
     }
 
-    /**
-     * A key in Redisson's naming for keys that belong to a lock: {@code {<key>}:<suffix>}, or
-     * {@code <key>:<suffix>} when the key contains a brace. Redisson names {@code x} and
-     * {@code {x}} alike there, so only Redisson's own layouts (the read-write lock) use it.
-     */
-    protected final String auxiliaryKey(String suffix) {
-        return hashTagged() + ":" + suffix;
+    /** This lock type's name, as {@link io.relock.HeldLock#type()} and the observer events give it. */
+    String type() {
+        return driver.type();
     }
 
-    /**
-     * A key of a Relock-only layout that belongs to this lock: in its Cluster slot, and distinct
-     * for distinct lock keys. {@code {<key>}:<suffix>} for a key without a hash tag, and
-     * {@code <key>::<suffix>} for one with a tag: the two forms end differently, so lock
-     * {@code x} and lock {@code {x}} get different keys.
-     */
-    protected final String ownKey(String suffix) {
-        return ownKey(key, suffix);
+    /** The script that renews this lock type's holds in the watchdog's batches. */
+    Script renewScript() {
+        return driver.renewScript();
     }
 
-    /** {@link #ownKey(String)} of the lock whose key is {@code key}; also how relock-cli finds these keys. */
-    public static String ownKey(String key, String suffix) {
-        return hasHashTag(key) ? key + "::" + suffix : "{" + key + "}:" + suffix;
+    /** The hash field (or token) that identifies {@code owner} in this lock type's data. */
+    String fieldOf(long owner) {
+        return driver.fieldOf(runtime.field(owner));
     }
 
-    /** Whether Redis Cluster hashes {@code key} by a tag: a '{' followed later by '}' with something between. */
-    public static boolean hasHashTag(String key) {
-        int open = key.indexOf('{');
-        if (open < 0) {
-            return false;
-        }
-        int close = key.indexOf('}', open + 1);
-        return close > open + 1;
+    void checkOpen() {
+        runtime.checkOpen();
     }
-
-    /** This lock's key with a hash tag (see {@link #hashTagged(String)}). */
-    protected final String hashTagged() {
-        return hashTagged(key);
-    }
-
-    /**
-     * Removes this lock whoever holds it and wakes its waiters: 1 if there was a lock, else 0.
-     * By default the reentrant layout's key; lock types with more keys or modes override it.
-     */
-    protected CompletableFuture<Long> forceReleaseOnce() {
-        return runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {key, channel}, UnlockChannels.UNLOCK_MESSAGE);
-    }
-
-    /**
-     * This lock type's name, as {@link io.relock.HeldLock#type()} and the observer events give it:
-     * {@code reentrant}, {@code fair}, {@code fenced}, {@code spin}, {@code simple}, {@code read},
-     * {@code write}.
-     */
-    abstract String type();
 
     @Override
-    public final boolean forceUnlock() {
+    public boolean forceUnlock() {
         runtime.checkOpen();
-        boolean removed = Futures.await(forceReleaseOnce(), describe("force-unlock")) == 1;
+        boolean removed = Futures.await(driver.forceRelease(), describe("force-unlock")) == 1;
         Observers observers = runtime.observers();
         if (observers.any()) {
-            observers.forceUnlocked(new ForceUnlockEvent(name, type(), removed));
+            observers.forceUnlocked(new ForceUnlockEvent(getName(), type(), removed));
         }
         return removed;
     }
 
-    protected static long currentThreadId() {
+    static long currentThreadId() {
         return Thread.currentThread().getId();
     }
 
     private String describe(String operation) {
-        return operation + " lock '" + name + "'";
+        return operation + " " + (driver.type().equals("read") || driver.type().equals("write") ? driver.type() + " " : "")
+                + "lock '" + getName() + "'";
+    }
+
+    @Override
+    public String toString() {
+        return "Lock{type=" + type() + ", name='" + getName() + "', wait=" + wait + "}";
     }
 
     // ---- synchronous API ---------------------------------------------------------------------
@@ -318,37 +177,37 @@ public abstract class LockBase implements DistributedLock {
 
     private int holdCount(long owner) {
         runtime.checkOpen();
-        return Futures.await(holdCountOnce(fieldOf(owner)), describe("read hold count of"));
+        return Futures.await(driver.holdCount(fieldOf(owner)), describe("read hold count of"));
     }
 
     @Override
     public boolean isLocked() {
         runtime.checkOpen();
-        return Futures.await(runtime.gateway().read(commands -> commands.exists(key)), describe("check")) > 0;
+        return Futures.await(driver.isLocked(), describe("check"));
     }
 
     @Override
     public long remainTimeToLive() {
         runtime.checkOpen();
-        return Futures.await(runtime.gateway().read(commands -> commands.pttl(key)), describe("read TTL of"));
+        return Futures.await(runtime.gateway().read(commands -> commands.pttl(keys.key())), describe("read TTL of"));
     }
 
     @Override
     public Condition newCondition() {
-        throw new UnsupportedOperationException("distributed locks have no conditions: lock '" + name
+        throw new UnsupportedOperationException("distributed locks have no conditions: lock '" + getName()
                 + "' cannot create one; use a Redis list or stream to signal between processes");
     }
 
     /** Acquires for the calling thread; an interrupt is remembered, not obeyed. */
-    protected final Attempt acquireUninterruptibly(long waitNanos, long leaseMillis) {
+    Attempt acquireUninterruptibly(long waitNanos, long leaseMillis) {
         Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
         return Futures.await(acquisition.result, describe("acquire"));
     }
 
     /** Acquires for the calling thread; an interrupt ends the wait with nothing held. */
-    protected final Attempt acquireInterruptibly(long waitNanos, long leaseMillis) throws InterruptedException {
+    Attempt acquireInterruptibly(long waitNanos, long leaseMillis) throws InterruptedException {
         if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted before acquiring lock '" + name + "'");
+            throw new InterruptedException("interrupted before acquiring lock '" + getName() + "'");
         }
         Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
         try {
@@ -411,7 +270,7 @@ public abstract class LockBase implements DistributedLock {
     }
 
     /** Acquires for an explicit owner, without blocking. */
-    protected final CompletableFuture<Attempt> acquireAsync(long owner, long waitNanos, long leaseMillis) {
+    CompletableFuture<Attempt> acquireAsync(long owner, long waitNanos, long leaseMillis) {
         return start(owner, waitNanos, leaseMillis).result;
     }
 
@@ -430,7 +289,7 @@ public abstract class LockBase implements DistributedLock {
     }
 
     /** Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none. */
-    protected final CompletableFuture<Void> release(long owner) {
+    CompletableFuture<Void> release(long owner) {
         runtime.checkOpen();
         String field = fieldOf(owner);
         Hold hold = runtime.watchdog().get(this, owner);
@@ -441,7 +300,7 @@ public abstract class LockBase implements DistributedLock {
         int held = hold != null ? hold.count : 0;
         CompletableFuture<Long> reply;
         try {
-            reply = releaseOnce(new Request(field, lease, held, runtime.gateway().budget(), false));
+            reply = driver.release(new Request(field, lease, held, runtime.gateway().budget(), false));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -454,11 +313,11 @@ public abstract class LockBase implements DistributedLock {
             }
             if (outcome == null) {
                 if (hold == null) {
-                    throw Exceptions.notHeld(name, field);
+                    throw Exceptions.notHeld(getName(), field);
                 }
                 runtime.watchdog().forget(hold);
                 released(hold, ReleaseEvent.Outcome.LOST);
-                throw Exceptions.holdLost(name, field, hold.leaseMillis, hold.watchdog, hold.lossCause);
+                throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
             }
             if (hold != null) {
                 if (outcome == 1) {
@@ -475,7 +334,7 @@ public abstract class LockBase implements DistributedLock {
     private void released(Hold hold, ReleaseEvent.Outcome outcome) {
         Observers observers = runtime.observers();
         if (observers.any()) {
-            observers.released(new ReleaseEvent(name, type(), hold.owner,
+            observers.released(new ReleaseEvent(getName(), type(), hold.owner,
                     runtime.nanoTime() - hold.acquiredAtNanos, outcome));
         }
     }
@@ -484,7 +343,7 @@ public abstract class LockBase implements DistributedLock {
         String field = fieldOf(owner);
         CompletableFuture<Long> undo;
         try {
-            undo = rollbackOnce(field, countBefore);
+            undo = driver.rollback(field, countBefore);
         } catch (RuntimeException e) {
             undo = CompletableFuture.failedFuture(e);
         }
@@ -492,12 +351,12 @@ public abstract class LockBase implements DistributedLock {
             if (error != null) {
                 // The lease still bounds it: without a recorded hold the watchdog never renews it.
                 LOG.warn("could not undo an uncertain acquire of lock '{}' by {} ({}); it expires with its lease",
-                        name, field, Exceptions.unwrap(error).toString());
+                        getName(), field, Exceptions.unwrap(error).toString());
                 if (reason != null) {
                     reason.addSuppressed(Exceptions.unwrap(error));
                 }
             } else if (undone != null && undone == 1) {
-                LOG.debug("undid an acquire of lock '{}' by {} whose outcome was not seen", name, field);
+                LOG.debug("undid an acquire of lock '{}' by {} whose outcome was not seen", getName(), field);
             }
         });
     }
@@ -537,10 +396,10 @@ public abstract class LockBase implements DistributedLock {
             Thread caller = Thread.currentThread();
             this.ownerThreadName = caller.getId() == owner ? caller.getName() : null;
             Observers observers = runtime.observers();
-            this.observed = observers.any() ? observers.acquireStarted(name, type(), owner) : null;
+            this.observed = observers.any() ? observers.acquireStarted(getName(), type(), owner) : null;
             // A lost hold may still be on Redis (the renewal failed, the key did not expire yet):
             // its count is read too, else a repeat would be judged against the wrong count.
-            this.reentry = runtime.watchdog().get(LockBase.this, owner) != null;
+            this.reentry = runtime.watchdog().get(LockEngine.this, owner) != null;
         }
 
         void begin() {
@@ -549,7 +408,7 @@ public abstract class LockBase implements DistributedLock {
                 // Recognising a repeat, and undoing an acquire whose outcome stayed unknown,
                 // need the exact count before it; a first acquire starts from 0 and needs no
                 // round trip for that.
-                holdCountOnce(field).whenComplete((count, error) -> {
+                driver.holdCount(field).whenComplete((count, error) -> {
                     if (error != null) {
                         finish(null, Exceptions.translate(describe("acquire"), error));
                     } else {
@@ -575,7 +434,7 @@ public abstract class LockBase implements DistributedLock {
             long epoch = runtime.gateway().connectionEpoch();
             CompletableFuture<Attempt> reply;
             try {
-                reply = acquireOnce(new Request(field, lease, before, retryBudget(), repeat));
+                reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat));
             } catch (RuntimeException e) {
                 reply = CompletableFuture.failedFuture(e);
             }
@@ -624,9 +483,9 @@ public abstract class LockBase implements DistributedLock {
             long leftMillis = TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1;
             long ttl = attempt.ttlMillis();
             long untilExpiry = ttl > 0 ? Math.min(ttl, leftMillis) : leftMillis;
-            long backoff = backoffMillis(++failures);
-            if (backoff >= 0) {
-                pause(before, Math.min(Math.max(1, backoff), untilExpiry));
+            failures++;
+            if (!wait.subscribes()) {
+                pause(before, Math.min(Math.max(1, wait.pauseMillis(failures)), untilExpiry));
                 return;
             }
             UnlockChannels.Channel subscribed = subscription.get();
@@ -653,7 +512,7 @@ public abstract class LockBase implements DistributedLock {
          */
         private void awaitReplicas(int before, long epoch, Attempt attempt) {
             RedisGateway gateway = runtime.gateway();
-            gateway.waitForReplicas(key).whenComplete((acks, error) -> {
+            gateway.waitForReplicas(keys.key()).whenComplete((acks, error) -> {
                 int required = gateway.replicaSyncMinReplicas();
                 boolean reconnected = gateway.connectionEpoch() != epoch;
                 if ((reconnected || (error != null && RedisGateway.transientFailure(Exceptions.unwrap(error))))
@@ -675,7 +534,7 @@ public abstract class LockBase implements DistributedLock {
                     finish(attempt, null);
                     return;
                 } else {
-                    failure = new RelockReplicaSyncException("acquired lock '" + name + "' on the master but only "
+                    failure = new RelockReplicaSyncException("acquired lock '" + getName() + "' on the master but only "
                             + acks + " of the required " + required + " replicas acknowledged within "
                             + gateway.replicaSyncTimeoutMillis() + " ms; the acquire was released", acks.intValue(),
                             required);
@@ -687,7 +546,7 @@ public abstract class LockBase implements DistributedLock {
 
         private void held(int count) {
             holdsAfter = count;
-            runtime.watchdog().acquired(LockBase.this, owner, field, leaseMillis, count, ownerThreadName);
+            runtime.watchdog().acquired(LockEngine.this, owner, field, leaseMillis, count, ownerThreadName);
         }
 
         /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */
@@ -700,11 +559,11 @@ public abstract class LockBase implements DistributedLock {
         }
 
         private void subscribeThenRetry(int before, long untilExpiry) {
-            runtime.channels().subscribe(channelFor(field)).whenComplete((subscribed, error) -> {
+            runtime.channels().subscribe(driver.channelFor(keys, field)).whenComplete((subscribed, error) -> {
                 if (error != null) {
                     // Only the pub/sub connection is in trouble (e.g. a proxy or an output buffer
                     // limit dropped it): wait by polling until it is back, within the wait.
-                    LOG.debug("cannot subscribe to the unlock channel of lock '{}' ({}); polling", name,
+                    LOG.debug("cannot subscribe to the unlock channel of lock '{}' ({}); polling", getName(),
                             Exceptions.unwrap(error).toString());
                     pause(before, Math.min(untilExpiry, RedisGateway.MAX_RETRY_PAUSE_MILLIS));
                     return;
@@ -745,10 +604,10 @@ public abstract class LockBase implements DistributedLock {
             releaseSubscription();
             runtime.unregister(this);
             if (outcome == null || !outcome.acquired()) {
-                abandonOnce(field).whenComplete((ignored, abandonError) -> {
+                driver.abandon(field).whenComplete((ignored, abandonError) -> {
                     if (abandonError != null) {
                         // A fair lock's queue then keeps this waiter until threadWaitTime drops it.
-                        LOG.debug("could not leave the waiters of lock '{}' ({})", name,
+                        LOG.debug("could not leave the waiters of lock '{}' ({})", getName(),
                                 Exceptions.unwrap(abandonError).toString());
                     }
                     complete(outcome, failure);
@@ -780,7 +639,7 @@ public abstract class LockBase implements DistributedLock {
             } else {
                 how = AcquireEvent.Outcome.TIMEOUT;
             }
-            runtime.observers().acquireEnded(new AcquireEvent(name, type(), owner, how,
+            runtime.observers().acquireEnded(new AcquireEvent(getName(), type(), owner, how,
                     runtime.nanoTime() - startNanos, how == AcquireEvent.Outcome.ACQUIRED ? holdsAfter : 0, failure),
                     observed);
         }
