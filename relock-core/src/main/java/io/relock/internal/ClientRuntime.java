@@ -48,7 +48,7 @@ public final class ClientRuntime implements AutoCloseable {
     private final Observers observers;
     private final ClientRegistry registry;
     private final List<LockListener> listeners = new CopyOnWriteArrayList<>();
-    private final Set<LockEngine.Acquisition> waiting = ConcurrentHashMap.newKeySet();
+    private final Set<Acquisition> waiting = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private ClientRuntime(RelockConfig config, String clientId, HashedWheelTimer timer, ClientResources resources,
@@ -199,14 +199,14 @@ public final class ClientRuntime implements AutoCloseable {
         return watchdog.size();
     }
 
-    void register(LockEngine.Acquisition acquisition) {
+    void register(Acquisition acquisition) {
         waiting.add(acquisition);
         if (closed) {
             acquisition.abort(Exceptions.closed());
         }
     }
 
-    void unregister(LockEngine.Acquisition acquisition) {
+    void unregister(Acquisition acquisition) {
         waiting.remove(acquisition);
     }
 
@@ -284,7 +284,7 @@ public final class ClientRuntime implements AutoCloseable {
         }
         closed = true;
         watchdog.stop();
-        for (LockEngine.Acquisition acquisition : List.copyOf(waiting)) {
+        for (Acquisition acquisition : List.copyOf(waiting)) {
             acquisition.abort(Exceptions.closed());
         }
         try {
