@@ -16,8 +16,27 @@ import org.slf4j.LoggerFactory;
  * One acquire with its deadline, run as a chain of callbacks rather than a blocked thread:
  * an unlock message triggers the next attempt directly from the I/O thread, and the caller
  * (sync API) only waits for {@link #result}.
+ *
+ * <pre>
+ *   STARTED ─► COUNTING (a re-entry reads its hold count) ─► ATTEMPTING
+ *   ATTEMPTING ─► acquired ─────────────────────────────────► DONE
+ *              ─► acquired, replica sync on ─► CONFIRMING ──► DONE, or ATTEMPTING (repeat), or UNDOING
+ *              ─► busy, time left ─► SUBSCRIBING ─► ATTEMPTING          (pub/sub, first time)
+ *                                 ─► PARKED ─► ATTEMPTING               (pub/sub: message or TTL)
+ *                                 ─► PAUSED ─► ATTEMPTING               (backoff, or no pub/sub)
+ *              ─► busy, no time left, or cancelled ─► LEAVING ─► DONE   (not acquired)
+ *              ─► outcome unknown, or acquired after a cancel ─► UNDOING ─► DONE
+ *   any state ─► abort (the client closes) ─► DONE
+ * </pre>
+ *
+ * <p>{@link #cancel()} (an interrupt) only sets a flag and fires a parked waiter early; the next
+ * transition sees the flag. Whatever the path, {@link #result} completes once, after the
+ * subscription is given back and nothing is held that the caller will not hear of.
  */
 final class Acquisition {
+
+    /** Where an acquire is; read by tests and {@link #toString()}, never used to decide. */
+    enum State { STARTED, COUNTING, ATTEMPTING, SUBSCRIBING, PARKED, PAUSED, CONFIRMING, UNDOING, LEAVING, DONE }
 
     private static final Logger LOG = LoggerFactory.getLogger(Acquisition.class);
 
@@ -29,7 +48,6 @@ final class Acquisition {
     private final LockDriver driver;
     private final LockKeys keys;
     private final WaitPolicy wait;
-
 
     final long owner;
     final CompletableFuture<Attempt> result = new CompletableFuture<>();
@@ -49,6 +67,7 @@ final class Acquisition {
     /** The observers' contexts from the start, or null when nobody observes. */
     private final Object[] observed;
     private volatile int holdsAfter;
+    private volatile State state = State.STARTED;
 
     Acquisition(LockEngine lock, long owner, long waitNanos, long leaseMillis) {
         this.lock = lock;
@@ -73,6 +92,7 @@ final class Acquisition {
     void begin() {
         runtime.register(this);
         if (reentry) {
+            state = State.COUNTING;
             // Recognising a repeat, and undoing an acquire whose outcome stayed unknown,
             // need the exact count before it; a first acquire starts from 0 and needs no
             // round trip for that.
@@ -98,6 +118,7 @@ final class Acquisition {
             finish(Attempt.NOT_ACQUIRED, null);
             return;
         }
+        state = State.ATTEMPTING;
         long lease = leaseMillis == Args.WATCHDOG_LEASE ? runtime.watchdog().leaseMillis() : leaseMillis;
         long epoch = runtime.gateway().connectionEpoch();
         CompletableFuture<Attempt> reply;
@@ -126,6 +147,7 @@ final class Acquisition {
             RuntimeException failure = Exceptions.translate(lock.describe("acquire"), error);
             if (Exceptions.outcomeUnknown(error)) {
                 // The gateway gave up retrying: undone before the caller hears of it.
+                state = State.UNDOING;
                 lock.rollback(owner, before, failure).whenComplete((ignored, e) -> finish(null, failure));
             } else {
                 finish(null, failure);
@@ -134,8 +156,10 @@ final class Acquisition {
         }
         if (attempt.acquired()) {
             if (cancelled) {
+                state = State.UNDOING;
                 lock.rollback(owner, before, null).whenComplete((ignored, e) -> finish(Attempt.NOT_ACQUIRED, null));
             } else if (runtime.gateway().replicaSync()) {
+                state = State.CONFIRMING;
                 awaitReplicas(before, epoch, attempt);
             } else {
                 held(before + 1);
@@ -167,6 +191,7 @@ final class Acquisition {
             // wake-up comes at least every second rather than after the holder's whole TTL.
             untilExpiry = Math.min(untilExpiry, UNSURE_PARK_MILLIS);
         }
+        state = State.PARKED;
         UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), untilExpiry);
         parked = waiter;
         if (cancelled) {
@@ -208,6 +233,7 @@ final class Acquisition {
                         required);
             }
             // Undone before the caller hears of it, so nothing stays held that it does not know of.
+            state = State.UNDOING;
             lock.rollback(owner, before, failure).whenComplete((ignored, rollbackError) -> finish(null, failure));
         });
     }
@@ -219,6 +245,7 @@ final class Acquisition {
 
     /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */
     private void pause(int before, long millis) {
+        state = State.PAUSED;
         UnlockChannels.Waiter waiter = UnlockChannels.timed(runtime.timer(), () -> attempt(before), millis);
         parked = waiter;
         if (cancelled) {
@@ -227,6 +254,7 @@ final class Acquisition {
     }
 
     private void subscribeThenRetry(int before, long untilExpiry) {
+        state = State.SUBSCRIBING;
         runtime.channels().subscribe(driver.channelFor(keys, field)).whenComplete((subscribed, error) -> {
             if (error != null) {
                 // Only the pub/sub connection is in trouble (e.g. a proxy or an output buffer
@@ -272,6 +300,7 @@ final class Acquisition {
         releaseSubscription();
         runtime.unregister(this);
         if (outcome == null || !outcome.acquired()) {
+            state = State.LEAVING;
             driver.abandon(field).whenComplete((ignored, abandonError) -> {
                 if (abandonError != null) {
                     // A fair lock's queue then keeps this waiter until threadWaitTime drops it.
@@ -286,6 +315,7 @@ final class Acquisition {
     }
 
     private void complete(Attempt outcome, RuntimeException failure) {
+        state = State.DONE;
         if (observed != null) {
             observe(outcome, failure);
         }
@@ -317,5 +347,15 @@ final class Acquisition {
         if (subscribed != null) {
             runtime.channels().release(subscribed);
         }
+    }
+
+    State state() {
+        return state;
+    }
+
+    @Override
+    public String toString() {
+        return "Acquisition{lock='" + lock.getName() + "', owner=" + owner + ", state=" + state
+                + (cancelled ? ", cancelled" : "") + "}";
     }
 }

@@ -74,6 +74,11 @@ public final class ClientRuntime implements AutoCloseable {
      * @throws io.relock.RelockConnectionException if Redis cannot be reached
      */
     public static ClientRuntime start(RelockConfig config) {
+        return start(config, System::nanoTime);
+    }
+
+    /** {@link #start(RelockConfig)} with another monotonic clock for every deadline, lease and tick of the client. */
+    static ClientRuntime start(RelockConfig config, LongSupplier nanoTime) {
         Args.notNull(config, "config");
         String clientId = UUID.randomUUID().toString();
         // 10 ms ticks: fine enough for wait deadlines, coarse enough to cost nothing when idle.
@@ -89,7 +94,7 @@ public final class ClientRuntime implements AutoCloseable {
                 .build();
         try {
             RedisGateway gateway = RedisGateway.connect(config, resources, clientId);
-            ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, System::nanoTime);
+            ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, nanoTime);
             runtime.register();
             runtime.watchdog.start();
             LOG.debug("Relock client {} connected to {}", clientId, gateway.target());

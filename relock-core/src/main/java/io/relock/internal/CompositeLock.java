@@ -49,6 +49,11 @@ abstract class CompositeLock implements DistributedLock {
         return name;
     }
 
+    /** The first member's client's clock: every deadline of a multi-lock or RedLock is measured on it. */
+    protected final long clock() {
+        return members.get(0).runtime.nanoTime();
+    }
+
     private long roundNanos() {
         long base = ROUND_MILLIS_PER_MEMBER * members.size();
         return TimeUnit.MILLISECONDS.toNanos(base + ThreadLocalRandom.current().nextLong(base));

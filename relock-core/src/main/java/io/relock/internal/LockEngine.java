@@ -290,7 +290,7 @@ public final class LockEngine implements DistributedLock, EngineBacked {
 
     // ---- the engine --------------------------------------------------------------------------
 
-    private Acquisition start(long owner, long waitNanos, long leaseMillis) {
+    Acquisition start(long owner, long waitNanos, long leaseMillis) {
         runtime.checkOpen();
         Acquisition acquisition = new Acquisition(this, owner, waitNanos, leaseMillis);
         acquisition.begin();

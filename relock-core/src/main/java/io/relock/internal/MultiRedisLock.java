@@ -27,11 +27,11 @@ public final class MultiRedisLock extends CompositeLock {
     /** Takes every member within one deadline, or none. */
     @Override
     protected boolean acquire(long waitNanos, long leaseMillis) throws InterruptedException {
-        long start = System.nanoTime();
+        long start = clock();
         List<LockEngine> taken = new ArrayList<>();
         try {
             for (LockEngine member : members) {
-                long elapsed = System.nanoTime() - start;
+                long elapsed = clock() - start;
                 long left = elapsed >= waitNanos ? 0 : waitNanos - elapsed;
                 if (!member.acquireInterruptibly(left, leaseMillis).acquired()) {
                     releaseInReverse(taken, null);
@@ -123,7 +123,7 @@ public final class MultiRedisLock extends CompositeLock {
 
     @Override
     protected CompletableFuture<Boolean> acquireAsync(long owner, long waitNanos, long leaseMillis) {
-        long start = System.nanoTime();
+        long start = clock();
         return acquireFrom(0, owner, start, waitNanos, leaseMillis);
     }
 
@@ -131,7 +131,7 @@ public final class MultiRedisLock extends CompositeLock {
         if (index == members.size()) {
             return CompletableFuture.completedFuture(true);
         }
-        long elapsed = System.nanoTime() - start;
+        long elapsed = clock() - start;
         long left = elapsed >= waitNanos ? 0 : waitNanos - elapsed;
         LockEngine member = members.get(index);
         return member.acquireAsync(owner, left, leaseMillis).thenCompose(attempt -> {

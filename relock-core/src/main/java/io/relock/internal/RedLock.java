@@ -126,7 +126,7 @@ public final class RedLock extends CompositeLock {
         final long owner;
         private final long waitNanos;
         private final long leaseMillis;
-        private final long startNanos = System.nanoTime();
+        private final long startNanos = clock();
         private int rounds;
         private volatile Round current;
         private volatile boolean abandoned;
@@ -141,7 +141,7 @@ public final class RedLock extends CompositeLock {
             Round round = new Round(owner, leaseMillis);
             current = round;
             long commandTimeout = members.get(0).runtime.config().commandTimeout().toMillis();
-            long left = TimeUnit.NANOSECONDS.toMillis(waitNanos - (System.nanoTime() - startNanos));
+            long left = TimeUnit.NANOSECONDS.toMillis(waitNanos - (clock() - startNanos));
             // A node that does not answer costs at most this much per round.
             long nodeTimeout = waitNanos == 0 ? commandTimeout : Math.min(commandTimeout, Math.max(50, left));
             for (LockEngine member : members) {
@@ -161,7 +161,7 @@ public final class RedLock extends CompositeLock {
                 result.complete(true);
                 return;
             }
-            long left = waitNanos - (System.nanoTime() - startNanos);
+            long left = waitNanos - (clock() - startNanos);
             if (abandoned || left <= 0) {
                 if (error != null) {
                     result.completeExceptionally(error);
@@ -195,7 +195,7 @@ public final class RedLock extends CompositeLock {
         final CompletableFuture<Boolean> decision = new CompletableFuture<>();
         private final long owner;
         private final long leaseMillis;
-        private final long startNanos = System.nanoTime();
+        private final long startNanos = clock();
         private final AtomicInteger acquired = new AtomicInteger();
         private final AtomicInteger busy = new AtomicInteger();
         private final AtomicInteger failed = new AtomicInteger();
@@ -242,7 +242,7 @@ public final class RedLock extends CompositeLock {
             int yes = acquired.get();
             int no = busy.get() + failed.get();
             if (yes >= quorum) {
-                long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+                long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(clock() - startNanos);
                 long lease = leaseMillis == Args.WATCHDOG_LEASE ? members.get(0).runtime.watchdog().leaseMillis()
                         : leaseMillis;
                 // Redlock's validity: what is left of the lease once the time spent and the
