@@ -273,6 +273,28 @@ class ObservabilityTest {
     }
 
     @Test
+    void anAcquireEndsAtTheObserversItStartedWithEvenIfTheyChangeMeanwhile() throws Exception {
+        Relock holder = clients.create();
+        Relock waiter = clients.create();
+        Recorder before = new Recorder();
+        Recorder after = new Recorder();
+        waiter.addObserver(before);
+        DistributedLock held = holder.getLock("changing");
+        held.lock();
+        CompletableFuture<Boolean> outcome = Threads.call(() ->
+                waiter.getLock("changing").tryLock(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS));
+        Eventually.await(PROMPTLY, "the waiter subscribed", () -> subscribers("changing") == 1);
+        waiter.removeObserver(before);
+        waiter.addObserver(after);
+        held.unlock();
+        assertThat(outcome.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(before.events()).as("the one removed still ends what it started")
+                .containsExactly("start changing reentrant " + before.of(AcquireEvent.class).get(0).ownerId(),
+                        "end changing ACQUIRED 1");
+        assertThat(after.events()).as("the one added sees no end without its start").isEmpty();
+    }
+
+    @Test
     void observersCanBeAddedAndRemovedAndAreChecked() {
         Relock relock = clients.create();
         Recorder recorder = new Recorder();

@@ -1,5 +1,6 @@
 package io.relock.bench;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.Lock;
@@ -25,6 +26,12 @@ interface LockLibrary extends AutoCloseable {
      * library (this client being one of them), or empty if this version has none.
      */
     Optional<Lock> redLock(String name, List<LockLibrary> masters);
+
+    /**
+     * Binds the library's own Micrometer lock metrics for this client to {@code registry}, or
+     * empty if it has none; closing the result unbinds them.
+     */
+    Optional<AutoCloseable> bindMetrics(MeterRegistry registry);
 
     /** Releases the client's connections and threads. */
     @Override

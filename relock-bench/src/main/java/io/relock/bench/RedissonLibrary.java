@@ -1,5 +1,6 @@
 package io.relock.bench;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -48,6 +49,12 @@ final class RedissonLibrary implements LockLibrary {
             locks[i] = ((RedissonLibrary) masters.get(i)).redisson.getLock(name);
         }
         return Optional.of(new RedissonRedLock(locks));
+    }
+
+    /** Redisson's open-source edition has no Micrometer metrics of its locks. */
+    @Override
+    public Optional<AutoCloseable> bindMetrics(MeterRegistry registry) {
+        return Optional.empty();
     }
 
     @Override

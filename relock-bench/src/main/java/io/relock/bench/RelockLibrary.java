@@ -1,8 +1,10 @@
 package io.relock.bench;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.relock.DistributedLock;
 import io.relock.Relock;
 import io.relock.RelockConfig;
+import io.relock.micrometer.RelockMetrics;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -38,6 +40,13 @@ final class RelockLibrary implements LockLibrary {
             members[i] = ((RelockLibrary) masters.get(i)).relock.getLock(name);
         }
         return Optional.of(relock.getRedLock(members));
+    }
+
+    @Override
+    public Optional<AutoCloseable> bindMetrics(MeterRegistry registry) {
+        RelockMetrics metrics = new RelockMetrics(relock);
+        metrics.bindTo(registry);
+        return Optional.of(metrics);
     }
 
     @Override

@@ -268,6 +268,10 @@ final class Report {
         out.append('\n');
         out.append(goalsText());
         out.append('\n').append(correctnessText()).append('\n');
+        String metered = meteredText();
+        if (metered != null) {
+            out.append('\n').append(metered).append('\n');
+        }
         for (Run run : errors()) {
             out.append("\nERROR in ").append(run.caseId()).append(", ").append(run.library().displayName())
                     .append(", repeat ").append(run.repeat() + 1).append(":\n").append(run.error().strip()).append('\n');
@@ -414,6 +418,64 @@ final class Report {
         return out.toString().stripTrailing();
     }
 
+    /** What S1/t64m measures beside S1/t64, both Relock: the metrics' cost. */
+    private static final List<Metric> METERED_METRICS = List.of(Metric.CYCLES_PER_S, Metric.CYCLE_P50_US,
+            Metric.JVM_CPU_US_PER_OP);
+
+    /** Per repeat: Relock's {@code metric} in S1/t64m over S1/t64 (the same worker JVM). */
+    List<Double> meteredRatios(Metric metric) {
+        List<Double> metered = values(S1Uncontended.METERED_CASE, Library.RELOCK, metric).byRepeat();
+        List<Double> plain = values(S1Uncontended.PLAIN_CASE, Library.RELOCK, metric).byRepeat();
+        List<Double> ratios = new ArrayList<>();
+        for (int i = 0; i < metered.size(); i++) {
+            if (metered.get(i) != null && plain.get(i) != null && plain.get(i) != 0) {
+                ratios.add(metered.get(i) / plain.get(i));
+            }
+        }
+        return ratios;
+    }
+
+    /** Relock with RelockMetrics against plain Relock, or null when the run lacks either case. */
+    String meteredText() {
+        if (values(S1Uncontended.METERED_CASE, Library.RELOCK, Metric.CYCLES_PER_S).isEmpty()
+                || values(S1Uncontended.PLAIN_CASE, Library.RELOCK, Metric.CYCLES_PER_S).isEmpty()) {
+            return null;
+        }
+        List<String> parts = new ArrayList<>();
+        for (Metric metric : METERED_METRICS) {
+            Values metered = values(S1Uncontended.METERED_CASE, Library.RELOCK, metric);
+            Values plain = values(S1Uncontended.PLAIN_CASE, Library.RELOCK, metric);
+            if (metered.isEmpty() || plain.isEmpty()) {
+                continue;
+            }
+            List<Double> pairs = meteredRatios(metric);
+            parts.add(metric.label() + " " + metric.format(metered.median()) + " vs " + metric.format(plain.median())
+                    + " = " + times(metered.median() / plain.median())
+                    + (pairs.size() > 1 ? " (repeats " + times(Collections.min(pairs)) + "–" + times(Collections.max(pairs))
+                            + ")" : ""));
+        }
+        return "Metrics cost: Relock + RelockMetrics (SimpleMeterRegistry) vs plain Relock, 64 threads ["
+                + S1Uncontended.METERED_CASE + " vs " + S1Uncontended.PLAIN_CASE + "]: " + String.join("; ", parts) + ".";
+    }
+
+    private Map<String, Object> meteredJson() {
+        Map<String, Object> json = new LinkedHashMap<>();
+        for (Metric metric : METERED_METRICS) {
+            Values metered = values(S1Uncontended.METERED_CASE, Library.RELOCK, metric);
+            Values plain = values(S1Uncontended.PLAIN_CASE, Library.RELOCK, metric);
+            if (metered.isEmpty() || plain.isEmpty()) {
+                continue;
+            }
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("metered", metered.median());
+            entry.put("plain", plain.median());
+            entry.put("ratio", metered.median() / plain.median());
+            entry.put("pair_ratios", meteredRatios(metric));
+            json.put(metric.key(), entry);
+        }
+        return json;
+    }
+
     private static String pad(String text, int width, boolean right) {
         int length = text.codePointCount(0, text.length());
         String padding = " ".repeat(Math.max(0, width - length));
@@ -439,6 +501,10 @@ final class Report {
             out.append("| ").append(String.join(" | ", row)).append(" |\n");
         }
         out.append('\n').append(correctnessText().replace("\n", "\n\n")).append("\n\n");
+        String metered = meteredText();
+        if (metered != null) {
+            out.append(metered).append("\n\n");
+        }
         out.append("## Results\n\n");
         List<String[]> rows = tableRows();
         out.append("| ").append(String.join(" | ", rows.get(0))).append(" |\n|---|---|---:|---:|---:|\n");
@@ -524,6 +590,7 @@ final class Report {
             }
         }
         json.put("summary", summary);
+        json.put("metered_vs_plain", meteredJson());
         json.put("correct", dirty().isEmpty());
         json.put("runs", runs.stream().map(Run::toJson).toList());
         return json;

@@ -17,6 +17,15 @@ interface Scenario {
     /** The case ids, {@code <scenario>/<case>}, in the order they run; fewer with {@code --quick}. */
     List<String> cases(boolean quick);
 
+    /**
+     * The order in which one worker runs {@code cases} in {@code repeat}: as given by default. A
+     * scenario whose cases are compared with each other (not only between libraries) alternates
+     * them, so that neither always runs in the warmer JVM.
+     */
+    default List<String> order(List<String> cases, int repeat) {
+        return cases;
+    }
+
     /** Runs one case and describes what it measured; failures go into the result, not thrown. */
     CaseResult run(String caseId, WorkerContext context) throws Exception;
 

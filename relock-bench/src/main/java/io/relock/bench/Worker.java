@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The JVM that measures one library in one scenario, started by {@link Bench}:
@@ -42,7 +41,10 @@ public final class Worker {
         boolean quick = flags.containsKey("quick");
         Load.Timing timing = new Load.Timing(millis(flags, "warmup-ms"), millis(flags, "window-ms"),
                 millis(flags, "count-ms"));
-        Set<String> only = flags.containsKey("cases") ? Set.of(flags.get("cases").split(",")) : Set.of();
+        // --cases also gives the order (Scenario.order); cases the scenario does not have are skipped.
+        List<String> cases = flags.containsKey("cases")
+                ? List.of(flags.get("cases").split(",")).stream().filter(scenario.cases(quick)::contains).toList()
+                : scenario.cases(quick);
         List<String> masters = flags.containsKey("masters") ? List.of(flags.get("masters").split(",")) : List.of();
 
         List<RedisAdmin> masterAdmins = new ArrayList<>();
@@ -51,10 +53,7 @@ public final class Worker {
                 masterAdmins.add(new RedisAdmin(master));
             }
             WorkerContext context = new WorkerContext(library, flags.get("uri"), admin, masters, masterAdmins, timing);
-            for (String caseId : scenario.cases(quick)) {
-                if (!only.isEmpty() && !only.contains(caseId)) {
-                    continue;
-                }
+            for (String caseId : cases) {
                 admin.flushAll();
                 masterAdmins.forEach(RedisAdmin::flushAll);
                 CaseResult result;

@@ -53,4 +53,37 @@ class BenchSmokeTest {
         assertThat(Files.readString(out.resolve("latest.md"))).contains("| S1 uncontended, 1 thread [S1/t1] | cycles/s |");
         assertThat(printed).contains("Goals (issue 5)");
     }
+
+    @Test
+    void theMeteredCaseRunsBesideThePlainOneAndItsCostIsReported(@TempDir Path out) throws Exception {
+        Options options = Options.parse("--cases", "S1/t64,S1/t64m", "--window", "1s", "--warmup", "300ms",
+                "--repeats", "1", "--out", out.toString());
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        Bench.Outcome outcome;
+        try (PrintStream print = new PrintStream(console, true, StandardCharsets.UTF_8)) {
+            outcome = Bench.run(options, "--cases S1/t64,S1/t64m", print);
+        }
+        String printed = console.toString(StandardCharsets.UTF_8);
+
+        Map<String, Object> results = Json.object(Json.parse(Files.readString(outcome.directory().resolve("results.json"))));
+        List<Map<String, Object>> metered = Json.array(results.get("runs")).stream().map(Json::object)
+                .filter(run -> run.get("case").equals("S1/t64m")).toList();
+        assertThat(metered).as(printed).hasSize(2);
+        for (Map<String, Object> run : metered) {
+            assertThat(run.get("error")).as(printed).isNull();
+            if (run.get("library").equals("relock")) {
+                Map<String, Object> details = Json.object(run.get("details"));
+                // The meters saw at least every cycle of the window (and those of the warm-up).
+                assertThat(((Number) details.get("metered_acquires")).longValue()).as(printed)
+                        .isGreaterThanOrEqualTo(((Number) details.get("ops")).longValue()).isPositive();
+            } else {
+                assertThat(run.get("unavailable")).as(printed).isNotNull();
+            }
+        }
+        assertThat(Json.object(Json.object(results.get("metered_vs_plain")).get("cycles_per_s")).get("ratio"))
+                .isInstanceOf(Number.class);
+        assertThat(printed).contains("Metrics cost: Relock + RelockMetrics (SimpleMeterRegistry) vs plain Relock, "
+                + "64 threads [S1/t64m vs S1/t64]: cycles/s ");
+        assertThat(Files.readString(out.resolve("latest.md"))).contains("Metrics cost: ");
+    }
 }

@@ -29,8 +29,8 @@ class FailoverMeasurementTest {
     @RegisterExtension
     static final SentinelExtension sentinel = SentinelExtension.perClass();
 
-    private static final FailoverRun.Flags FLAGS = new FailoverRun.Flags(3, Duration.ofSeconds(2),
-            EnumSet.allOf(FailoverRun.Mode.class), Path.of("unused"));
+    private static final FailoverOptions FLAGS = new FailoverOptions(3, Duration.ofSeconds(2),
+            EnumSet.allOf(FailoverOptions.Mode.class), Path.of("unused"));
 
     @BeforeEach
     void pollRolesEverySecond(SentinelTopology topology) {
@@ -42,9 +42,9 @@ class FailoverMeasurementTest {
     }
 
     @ParameterizedTest
-    @EnumSource(FailoverRun.Mode.class)
+    @EnumSource(FailoverOptions.Mode.class)
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
-    void clientsFollowEveryFailoverAndKeepTheContract(FailoverRun.Mode mode, SentinelTopology topology)
+    void clientsFollowEveryFailoverAndKeepTheContract(FailoverOptions.Mode mode, SentinelTopology topology)
             throws Exception {
         try (FailoverRun.Measurement run = new FailoverRun.Measurement(topology, mode, FLAGS)) {
             run.execute();

@@ -64,8 +64,8 @@ final class Acquisition {
     private volatile UnlockChannels.Waiter parked;
     private volatile long subscribedEpoch;
     private final String ownerThreadName;
-    /** The observers' contexts from the start, or null when nobody observes. */
-    private final Object[] observed;
+    /** The observers at the start and their contexts, or null when nobody observed. */
+    private final Observers.Started observed;
     private volatile int holdsAfter;
     private volatile State state = State.STARTED;
 
@@ -337,7 +337,7 @@ final class Acquisition {
         } else {
             how = AcquireEvent.Outcome.TIMEOUT;
         }
-        runtime.observers().acquireEnded(new AcquireEvent(lock.getName(), driver.type(), owner, how,
+        Observers.acquireEnded(new AcquireEvent(lock.getName(), driver.type(), owner, how,
                 runtime.nanoTime() - startNanos, how == AcquireEvent.Outcome.ACQUIRED ? holdsAfter : 0, failure),
                 observed);
     }

@@ -46,11 +46,15 @@ final class Observers {
         return removed;
     }
 
+    /** The observers an acquire started with and what each returned: its end goes to the same ones. */
+    record Started(LockObserver[] observers, Object[] contexts) {}
+
     /**
-     * The acquire's start for every observer; the returned contexts go back with its end. An
-     * observer added meanwhile sees the end without the start (its context is null).
+     * The acquire's start for every observer. Its end goes to these observers, with their
+     * contexts, even if observers are added or removed meanwhile: one added later never sees an
+     * end without its start, one removed still ends what it started.
      */
-    Object[] acquireStarted(String lockName, String lockType, long owner) {
+    Started acquireStarted(String lockName, String lockType, long owner) {
         LockObserver[] observers = all;
         Object[] contexts = new Object[observers.length];
         for (int i = 0; i < observers.length; i++) {
@@ -60,14 +64,14 @@ final class Observers {
                 failed(observers[i], "onAcquireStart", e);
             }
         }
-        return contexts;
+        return new Started(observers, contexts);
     }
 
-    void acquireEnded(AcquireEvent event, Object[] contexts) {
-        LockObserver[] observers = all;
+    static void acquireEnded(AcquireEvent event, Started started) {
+        LockObserver[] observers = started.observers();
         for (int i = 0; i < observers.length; i++) {
             try {
-                observers[i].onAcquireEnd(event, contexts != null && i < contexts.length ? contexts[i] : null);
+                observers[i].onAcquireEnd(event, started.contexts()[i]);
             } catch (RuntimeException e) {
                 failed(observers[i], "onAcquireEnd", e);
             }

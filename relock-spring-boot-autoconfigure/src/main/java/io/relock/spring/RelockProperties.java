@@ -37,6 +37,8 @@ public class RelockProperties {
 
     private final SpinBackoff spinBackoff = new SpinBackoff();
 
+    private final Metrics metrics = new Metrics();
+
     /**
      * Whether to create the client and the advice.
      *
@@ -161,6 +163,61 @@ public class RelockProperties {
      */
     public SpinBackoff getSpinBackoff() {
         return spinBackoff;
+    }
+
+    /**
+     * The meters of relock-micrometer, when it and a meter registry are present.
+     *
+     * @return {@code relock.metrics.*}
+     */
+    public Metrics getMetrics() {
+        return metrics;
+    }
+
+    /** The meters relock-micrometer binds, and the span around each acquire. */
+    public static class Metrics {
+
+        /** Whether to bind Relock's meters (and observe acquires) when relock-micrometer is present. */
+        private boolean enabled = true;
+
+        /** Distinct lock names tagged on meters; later names count under "_other". Default: 100. */
+        private int maxLockNames = 100;
+
+        /**
+         * Whether the meters are bound.
+         *
+         * @return {@code relock.metrics.enabled}
+         */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets {@code relock.metrics.enabled}.
+         *
+         * @param enabled false to bind no meters
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /**
+         * The cap on lock names in tags.
+         *
+         * @return {@code relock.metrics.max-lock-names}
+         */
+        public int getMaxLockNames() {
+            return maxLockNames;
+        }
+
+        /**
+         * Sets {@code relock.metrics.max-lock-names}.
+         *
+         * @param maxLockNames at least 1
+         */
+        public void setMaxLockNames(int maxLockNames) {
+            this.maxLockNames = maxLockNames;
+        }
     }
 
     /** What a {@link WithLock} caller gets when its lock was lost while the method ran. */

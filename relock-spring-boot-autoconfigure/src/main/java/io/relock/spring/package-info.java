@@ -3,7 +3,9 @@
  * Redis connection details and the {@code relock.*} properties ({@link io.relock.spring.RelockProperties}),
  * the {@link io.relock.spring.WithLock} annotation that holds a lock around a method — outside a
  * transaction on the same method — and {@link io.relock.spring.RelockTemplate}, the same for code
- * without a proxy.
+ * without a proxy. With Spring Boot's actuator: the endpoint {@code locks}
+ * ({@link io.relock.spring.LocksEndpoint}) and the health indicator {@code relock}
+ * ({@link io.relock.spring.RelockHealthIndicator}).
  *
  * <p>Everything public here is API; the other types are package-private.
  */

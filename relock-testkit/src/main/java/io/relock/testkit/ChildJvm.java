@@ -118,7 +118,7 @@ public final class ChildJvm implements AutoCloseable {
      */
     public String awaitLine(String prefix, Duration timeout) {
         Objects.requireNonNull(prefix, "prefix must not be null");
-        requirePositive(timeout, "timeout");
+        Settings.requirePositive(timeout, "timeout");
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (lock) {
             while (true) {
@@ -230,7 +230,7 @@ public final class ChildJvm implements AutoCloseable {
      *     interrupted (its interrupt flag is then set again); the message includes the output so far
      */
     public int awaitExit(Duration timeout) {
-        requirePositive(timeout, "timeout");
+        Settings.requirePositive(timeout, "timeout");
         if (!Processes.awaitExit(process, timeout)) {
             if (Thread.currentThread().isInterrupted()) {
                 throw new IllegalStateException("interrupted while waiting for " + this + " to exit; output so far:\n"
@@ -334,13 +334,6 @@ public final class ChildJvm implements AutoCloseable {
     private void requireAlive() {
         if (!process.isAlive()) {
             throw new IllegalStateException(this + " is not alive");
-        }
-    }
-
-    private static void requirePositive(Duration duration, String name) {
-        Objects.requireNonNull(duration, name + " must not be null");
-        if (duration.isNegative() || duration.isZero()) {
-            throw new IllegalArgumentException(name + " must be positive: " + duration);
         }
     }
 

@@ -1,18 +1,16 @@
 package io.relock.testkit;
 
+import static io.relock.testkit.TopologySupport.expect;
 import static io.relock.testkit.TopologySupport.info;
 import static io.relock.testkit.TopologySupport.parseInfo;
 import static io.relock.testkit.TopologySupport.probe;
 import static io.relock.testkit.TopologySupport.reachable;
 import static io.relock.testkit.TopologySupport.requireReachable;
 
+import io.relock.testkit.ClusterNodes.Entry;
 import io.relock.testkit.TopologySupport.NotReady;
-import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,13 +87,6 @@ public final class ClusterTopology implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterTopology.class);
     private static final String SETTLED = "a settled cluster";
-    private static final int BUS_PORT_OFFSET = 10000;
-    private static final int FIRST_PORT = 20000;
-    /** Ports and bus ports stay below 32768, where Linux starts handing out ports for outgoing connections. */
-    private static final int PORT_RANGE = 32768 - BUS_PORT_OFFSET - FIRST_PORT;
-    private static final int PORT_CANDIDATES = 200;
-    private static final int START_ATTEMPTS = 5;
-    private static final Set<String> FAILING_FLAGS = Set.of("fail", "fail?", "handshake", "noaddr");
 
     private final List<RedisServer> nodes;
     private final int masterCount;
@@ -282,7 +272,7 @@ public final class ClusterTopology implements AutoCloseable {
      */
     public RedisServer failover(RedisServer master, Duration timeout) {
         requireNode(master, "master");
-        requirePositive(timeout, "timeout");
+        Settings.requirePositive(timeout, "timeout");
         List<Entry> view = view();
         Entry masterEntry = known(view, master);
         if (!masterEntry.isMaster() || masterEntry.slots() == 0) {
@@ -355,7 +345,7 @@ public final class ClusterTopology implements AutoCloseable {
      *     names the condition that was missing last and includes the nodes' log tails
      */
     public void awaitHealthy(Duration timeout) {
-        requirePositive(timeout, "timeout");
+        Settings.requirePositive(timeout, "timeout");
         TopologySupport.await(SETTLED, timeout, () -> {
             checkAgreement(true);
             return Boolean.TRUE;
@@ -456,7 +446,7 @@ public final class ClusterTopology implements AutoCloseable {
             Map<String, String> state = requireStateOk(node);
             String where = "node on port " + node.port();
             expect(where + " knows nodes", nodes.size(), state.get("cluster_known_nodes"));
-            List<Entry> entries = parseNodes(probe(node, "CLUSTER", "NODES"));
+            List<Entry> entries = ClusterNodes.parse(probe(node, "CLUSTER", "NODES"));
             for (Entry entry : entries) {
                 if (!live.contains(entry.port())) {
                     continue; // a node that is down or paused is flagged failing, in time
@@ -468,7 +458,7 @@ public final class ClusterTopology implements AutoCloseable {
                     throw new NotReady(where + " is " + entry.linkState() + " from port " + entry.port());
                 }
             }
-            String signature = signature(entries, live);
+            String signature = ClusterNodes.signature(entries, live);
             String epoch = state.get("cluster_current_epoch");
             if (first == null) {
                 first = node;
@@ -534,23 +524,9 @@ public final class ClusterTopology implements AutoCloseable {
         return state;
     }
 
-    /**
-     * Who serves which slot ranges and who replicates whom, by port, sorted, with the config
-     * epoch of each node in {@code live}: equal for nodes that agree.
-     */
-    private static String signature(List<Entry> entries, Set<Integer> live) {
-        Map<String, Integer> ports = entries.stream().collect(Collectors.toMap(Entry::id, Entry::port));
-        return entries.stream()
-                .map(entry -> entry.port()
-                        + (entry.isMaster() ? " master of [" + entry.slotRanges() + "]" : " replica of " + ports.get(entry.masterId()))
-                        + (live.contains(entry.port()) ? " epoch " + entry.configEpoch() : ""))
-                .sorted()
-                .collect(Collectors.joining(", ", "[", "]"));
-    }
-
     /** Returns {@code CLUSTER NODES} of the first node that answers. */
     private List<Entry> view() {
-        return parseNodes(firstReachable().command("CLUSTER", "NODES"));
+        return ClusterNodes.parse(firstReachable().command("CLUSTER", "NODES"));
     }
 
     private RedisServer firstReachable() {
@@ -571,18 +547,8 @@ public final class ClusterTopology implements AutoCloseable {
         throw new IllegalStateException("port " + port + " is not a node of the " + this);
     }
 
-    /** Returns the entry for {@code port}, or null if the view has none. */
-    private static Entry entry(List<Entry> view, int port) {
-        for (Entry entry : view) {
-            if (entry.port() == port) {
-                return entry;
-            }
-        }
-        return null;
-    }
-
     private Entry known(List<Entry> view, RedisServer node) {
-        Entry entry = entry(view, node.port());
+        Entry entry = ClusterNodes.entry(view, node.port());
         if (entry == null) {
             throw new IllegalStateException("the cluster does not know the node on port " + node.port() + " (yet)");
         }
@@ -593,57 +559,6 @@ public final class ClusterTopology implements AutoCloseable {
         Objects.requireNonNull(server, name + " must not be null");
         if (!nodes.contains(server)) {
             throw new IllegalArgumentException(name + " must be a node of this cluster: " + server);
-        }
-    }
-
-    /**
-     * Parses {@code CLUSTER NODES}: {@code <id> <ip:port@cport[,hostname]> <flags> <master>
-     * <ping-sent> <pong-recv> <config-epoch> <link-state> <slot>...}.
-     */
-    static List<Entry> parseNodes(Object reply) {
-        List<Entry> entries = new ArrayList<>();
-        for (String line : ((String) reply).split("\n")) {
-            String[] fields = line.trim().split(" ");
-            if (fields.length < 8) {
-                continue;
-            }
-            String address = fields[1];
-            int at = address.indexOf('@');
-            String hostPort = at >= 0 ? address.substring(0, at) : address;
-            int port = Integer.parseInt(hostPort.substring(hostPort.lastIndexOf(':') + 1));
-            int slots = 0;
-            int firstSlot = SLOTS;
-            List<String> ranges = new ArrayList<>();
-            for (int i = 8; i < fields.length; i++) {
-                if (fields[i].startsWith("[")) {
-                    continue; // a slot being migrated or imported, not served
-                }
-                int dash = fields[i].indexOf('-');
-                int from = Integer.parseInt(dash < 0 ? fields[i] : fields[i].substring(0, dash));
-                int to = dash < 0 ? from : Integer.parseInt(fields[i].substring(dash + 1));
-                slots += to - from + 1;
-                firstSlot = Math.min(firstSlot, from);
-                ranges.add(fields[i]);
-            }
-            entries.add(new Entry(fields[0], port, Set.of(fields[2].split(",")), fields[3], Long.parseLong(fields[6]),
-                    fields[7], slots, firstSlot, String.join(" ", ranges)));
-        }
-        return entries;
-    }
-
-    /**
-     * One line of {@code CLUSTER NODES}; {@code slotRanges} are the served ranges as listed
-     * there (e.g. {@code "0-5460"}), separated by spaces.
-     */
-    record Entry(String id, int port, Set<String> flags, String masterId, long configEpoch, String linkState, int slots,
-            int firstSlot, String slotRanges) {
-
-        boolean isMaster() {
-            return flags.contains("master");
-        }
-
-        boolean failing() {
-            return flags.stream().anyMatch(FAILING_FLAGS::contains);
         }
     }
 
@@ -667,19 +582,6 @@ public final class ClusterTopology implements AutoCloseable {
             crc &= 0xFFFF;
         }
         return crc;
-    }
-
-    private static void expect(String what, int expected, String actual) {
-        if (!Integer.toString(expected).equals(actual)) {
-            throw new NotReady(what + ": " + actual + " instead of " + expected);
-        }
-    }
-
-    private static void requirePositive(Duration duration, String name) {
-        Objects.requireNonNull(duration, name + " must not be null");
-        if (duration.isNegative() || duration.isZero()) {
-            throw new IllegalArgumentException(name + " must be positive: " + duration);
-        }
     }
 
     /**
@@ -712,10 +614,7 @@ public final class ClusterTopology implements AutoCloseable {
             if (masters < 1) {
                 throw new IllegalArgumentException("masters must be at least 1: " + masters);
             }
-            if (this.masters != null) {
-                throw new IllegalStateException("masters was already set to " + this.masters);
-            }
-            this.masters = masters;
+            this.masters = Settings.once(this.masters, masters, "masters");
             return this;
         }
 
@@ -731,10 +630,7 @@ public final class ClusterTopology implements AutoCloseable {
             if (replicasPerMaster < 0) {
                 throw new IllegalArgumentException("replicasPerMaster must not be negative: " + replicasPerMaster);
             }
-            if (this.replicasPerMaster != null) {
-                throw new IllegalStateException("replicasPerMaster was already set to " + this.replicasPerMaster);
-            }
-            this.replicasPerMaster = replicasPerMaster;
+            this.replicasPerMaster = Settings.once(this.replicasPerMaster, replicasPerMaster, "replicasPerMaster");
             return this;
         }
 
@@ -748,14 +644,8 @@ public final class ClusterTopology implements AutoCloseable {
          * @throws IllegalStateException if it was already set
          */
         public Builder nodeTimeout(Duration nodeTimeout) {
-            Objects.requireNonNull(nodeTimeout, "nodeTimeout must not be null");
-            if (nodeTimeout.toMillis() < 1) {
-                throw new IllegalArgumentException("nodeTimeout must be at least a millisecond: " + nodeTimeout);
-            }
-            if (this.nodeTimeout != null) {
-                throw new IllegalStateException("nodeTimeout was already set to " + this.nodeTimeout);
-            }
-            this.nodeTimeout = nodeTimeout;
+            this.nodeTimeout = Settings.once(this.nodeTimeout, Settings.requireMillis(nodeTimeout, "nodeTimeout"),
+                    "nodeTimeout");
             return this;
         }
 
@@ -769,11 +659,7 @@ public final class ClusterTopology implements AutoCloseable {
          * @throws IllegalStateException if it was already set
          */
         public Builder timeout(Duration timeout) {
-            requirePositive(timeout, "timeout");
-            if (this.timeout != null) {
-                throw new IllegalStateException("timeout was already set to " + this.timeout);
-            }
-            this.timeout = timeout;
+            this.timeout = Settings.once(this.timeout, Settings.requirePositive(timeout, "timeout"), "timeout");
             return this;
         }
 
@@ -786,11 +672,7 @@ public final class ClusterTopology implements AutoCloseable {
          * @throws IllegalStateException if it was already set
          */
         public Builder binary(Path binary) {
-            Objects.requireNonNull(binary, "binary must not be null");
-            if (this.binary != null) {
-                throw new IllegalStateException("binary was already set to " + this.binary);
-            }
-            this.binary = binary;
+            this.binary = Settings.once(this.binary, binary, "binary");
             return this;
         }
 
@@ -808,14 +690,16 @@ public final class ClusterTopology implements AutoCloseable {
             int masterCount = masters == null ? DEFAULT_MASTERS : masters;
             int replicaCount = replicasPerMaster == null ? DEFAULT_REPLICAS_PER_MASTER : replicasPerMaster;
             Duration wait = timeout == null ? DEFAULT_TIMEOUT : timeout;
+            long nodeTimeoutMillis = (nodeTimeout == null ? DEFAULT_NODE_TIMEOUT : nodeTimeout).toMillis();
             Path directory = TopologySupport.createDirectory("cluster-");
             List<RedisServer> started = new ArrayList<>();
             try {
                 int total = masterCount * (1 + replicaCount);
                 for (int i = 0; i < total; i++) {
-                    started.add(startNode(directory.resolve("nodes-" + i + ".conf"), started));
+                    started.add(ClusterFormation.startNode(directory.resolve("nodes-" + i + ".conf"), started, binary,
+                            nodeTimeoutMillis));
                 }
-                form(started, masterCount, wait);
+                ClusterFormation.form(started, masterCount, wait);
                 ClusterTopology cluster = new ClusterTopology(started, masterCount, replicaCount, wait, directory);
                 cluster.awaitHealthy(wait);
                 LOG.debug("started {}", cluster);
@@ -824,104 +708,6 @@ public final class ClusterTopology implements AutoCloseable {
                 TopologySupport.stopAll(started, e);
                 Workspace.deleteQuietly(directory);
                 throw e;
-            }
-        }
-
-        /** Slots, epochs and meetings, then replication; see the class comment. */
-        private static void form(List<RedisServer> nodes, int masterCount, Duration wait) {
-            for (int i = 0; i < masterCount; i++) {
-                int from = i * SLOTS / masterCount;
-                int to = (i + 1) * SLOTS / masterCount - 1;
-                List<String> command = new ArrayList<>(List.of("CLUSTER", "ADDSLOTS"));
-                for (int slot = from; slot <= to; slot++) {
-                    command.add(Integer.toString(slot));
-                }
-                nodes.get(i).command(command.toArray(new String[0]));
-            }
-            // Distinct epochs up front spare the nodes resolving collisions among themselves.
-            for (int i = 0; i < nodes.size(); i++) {
-                nodes.get(i).command("CLUSTER", "SET-CONFIG-EPOCH", Integer.toString(i + 1));
-            }
-            RedisServer first = nodes.get(0);
-            for (RedisServer node : nodes.subList(1, nodes.size())) {
-                first.command("CLUSTER", "MEET", node.host(), Integer.toString(node.port()));
-            }
-            TopologySupport.await("all nodes meeting", wait, () -> {
-                for (RedisServer node : nodes) {
-                    List<Entry> entries = parseNodes(probe(node, "CLUSTER", "NODES"));
-                    expect("node on port " + node.port() + " knows nodes", nodes.size(), Integer.toString(entries.size()));
-                    for (Entry entry : entries) {
-                        if (entry.flags().contains("handshake")) {
-                            throw new NotReady("node on port " + node.port() + " is in a handshake with port " + entry.port());
-                        }
-                    }
-                }
-                return Boolean.TRUE;
-            }, nodes);
-            for (int i = masterCount; i < nodes.size(); i++) {
-                String masterId = (String) nodes.get(i % masterCount).command("CLUSTER", "MYID");
-                nodes.get(i).command("CLUSTER", "REPLICATE", masterId);
-            }
-        }
-
-        private RedisServer startNode(Path configFile, List<RedisServer> started) {
-            long nodeTimeoutMillis = (nodeTimeout == null ? DEFAULT_NODE_TIMEOUT : nodeTimeout).toMillis();
-            for (int attempt = 1; ; attempt++) {
-                RedisServer.Builder builder = RedisServer.builder()
-                        .port(freeClusterPort(started))
-                        .arg("cluster-enabled", "yes")
-                        .arg("cluster-config-file", configFile.toString())
-                        .arg("cluster-node-timeout", Long.toString(nodeTimeoutMillis))
-                        .arg("cluster-announce-ip", RedisServer.HOST)
-                        .arg("cluster-replica-validity-factor", "0")
-                        .arg("repl-diskless-sync", "yes")
-                        .arg("repl-diskless-sync-delay", "0");
-                if (binary != null) {
-                    builder.binary(binary);
-                }
-                try {
-                    return builder.start();
-                } catch (RedisServer.StartupException e) {
-                    if (!e.portInUse() || attempt >= START_ATTEMPTS) {
-                        throw e;
-                    }
-                    LOG.debug("a port of a cluster node was taken before it could bind it; trying others");
-                    try {
-                        // A node that got as far as writing its config would come back with its identity.
-                        Files.deleteIfExists(configFile);
-                    } catch (IOException deleteFailed) {
-                        e.addSuppressed(deleteFailed);
-                        throw e;
-                    }
-                }
-            }
-        }
-
-        /** Returns a port in 20000–22767 that is free, as is the port 10000 above it (the cluster bus). */
-        private static int freeClusterPort(List<RedisServer> started) {
-            Set<Integer> taken = new HashSet<>();
-            for (RedisServer node : started) {
-                taken.add(node.port());
-                taken.add(node.port() + BUS_PORT_OFFSET);
-            }
-            ThreadLocalRandom random = ThreadLocalRandom.current();
-            for (int i = 0; i < PORT_CANDIDATES; i++) {
-                int port = FIRST_PORT + random.nextInt(PORT_RANGE);
-                if (!taken.contains(port) && !taken.contains(port + BUS_PORT_OFFSET)
-                        && isFree(port) && isFree(port + BUS_PORT_OFFSET)) {
-                    return port;
-                }
-            }
-            throw new IllegalStateException("no free pair of ports p and p+" + BUS_PORT_OFFSET + " found among "
-                    + PORT_CANDIDATES + " candidates in " + FIRST_PORT + "-" + (FIRST_PORT + PORT_RANGE - 1));
-        }
-
-        private static boolean isFree(int port) {
-            try (ServerSocket socket = new ServerSocket()) {
-                socket.bind(new InetSocketAddress(RedisServer.HOST, port), 1);
-                return true;
-            } catch (IOException e) {
-                return false;
             }
         }
     }

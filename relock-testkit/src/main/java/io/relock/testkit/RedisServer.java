@@ -316,7 +316,7 @@ public final class RedisServer implements AutoCloseable {
      * @throws UncheckedIOException if the connection fails, times out or breaks
      */
     public Object command(Duration timeout, String... args) {
-        requirePositive(timeout, "timeout");
+        Settings.requirePositive(timeout, "timeout");
         Objects.requireNonNull(args, "args must not be null");
         if (args.length == 0) {
             throw new IllegalArgumentException("args must not be empty");
@@ -477,13 +477,6 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    private static void requirePositive(Duration duration, String name) {
-        Objects.requireNonNull(duration, name + " must not be null");
-        if (duration.isNegative() || duration.isZero()) {
-            throw new IllegalArgumentException(name + " must be positive: " + duration);
-        }
-    }
-
     /** Returns a free loopback port other than 6379 and {@code taken} (0: none taken). */
     private static int freePort(int taken) {
         for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
@@ -576,10 +569,7 @@ public final class RedisServer implements AutoCloseable {
                 throw new IllegalArgumentException("port must not be " + DEFAULT_REDIS_PORT
                         + ", the default Redis port, where a real server may run: " + port);
             }
-            if (this.port != null) {
-                throw new IllegalStateException("port was already set to " + this.port);
-            }
-            this.port = port;
+            this.port = Settings.once(this.port, port, "port");
             return this;
         }
 
@@ -636,11 +626,7 @@ public final class RedisServer implements AutoCloseable {
          * @throws IllegalStateException if the binary was already set
          */
         public Builder binary(Path binary) {
-            Objects.requireNonNull(binary, "binary must not be null");
-            if (this.binary != null) {
-                throw new IllegalStateException("binary was already set to " + this.binary);
-            }
-            this.binary = binary;
+            this.binary = Settings.once(this.binary, binary, "binary");
             return this;
         }
 
@@ -655,11 +641,8 @@ public final class RedisServer implements AutoCloseable {
          * @throws IllegalStateException if it was already set
          */
         public Builder startupTimeout(Duration startupTimeout) {
-            requirePositive(startupTimeout, "startupTimeout");
-            if (this.startupTimeout != null) {
-                throw new IllegalStateException("startupTimeout was already set to " + this.startupTimeout);
-            }
-            this.startupTimeout = startupTimeout;
+            this.startupTimeout = Settings.once(this.startupTimeout, Settings.requirePositive(startupTimeout, "startupTimeout"),
+                    "startupTimeout");
             return this;
         }
 
@@ -676,11 +659,7 @@ public final class RedisServer implements AutoCloseable {
          * @throws IllegalStateException if the config file was already set
          */
         public Builder configFile(Path configFile) {
-            Objects.requireNonNull(configFile, "configFile must not be null");
-            if (this.configFile != null) {
-                throw new IllegalStateException("configFile was already set to " + this.configFile);
-            }
-            this.configFile = configFile.toAbsolutePath();
+            this.configFile = Settings.once(this.configFile, configFile, "configFile").toAbsolutePath();
             return this;
         }
 
@@ -694,9 +673,7 @@ public final class RedisServer implements AutoCloseable {
          *     or {@link #tls()} was
          */
         public Builder sentinel() {
-            if (sentinel) {
-                throw new IllegalStateException("sentinel() was already set");
-            }
+            Settings.requireOff(sentinel, "sentinel()");
             if (master != null || tls) {
                 throw new IllegalStateException("sentinel() conflicts with " + (master != null ? "replicaOf()" : "tls()"));
             }
@@ -738,9 +715,7 @@ public final class RedisServer implements AutoCloseable {
          * @throws IllegalStateException if TLS was already set, or {@link #sentinel()} was
          */
         public Builder tls() {
-            if (tls) {
-                throw new IllegalStateException("tls() was already set");
-            }
+            Settings.requireOff(tls, "tls()");
             if (sentinel) {
                 throw new IllegalStateException("tls() conflicts with sentinel()");
             }

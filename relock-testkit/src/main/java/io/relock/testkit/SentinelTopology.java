@@ -1,5 +1,6 @@
 package io.relock.testkit;
 
+import static io.relock.testkit.TopologySupport.expect;
 import static io.relock.testkit.TopologySupport.info;
 import static io.relock.testkit.TopologySupport.pairs;
 import static io.relock.testkit.TopologySupport.probe;
@@ -243,7 +244,7 @@ public final class SentinelTopology implements AutoCloseable {
      *     refuses the failover for another reason, or if no Sentinel answers
      */
     public RedisServer failover(Duration timeout) {
-        requirePositive(timeout, "timeout");
+        Settings.requirePositive(timeout, "timeout");
         long deadline = System.nanoTime() + timeout.toNanos();
         RedisServer previous = master();
         TopologySupport.await("SENTINEL FAILOVER accepted", timeout, () -> {
@@ -302,7 +303,7 @@ public final class SentinelTopology implements AutoCloseable {
      */
     public RedisServer awaitMasterChange(RedisServer previous, Duration timeout) {
         Objects.requireNonNull(previous, "previous must not be null");
-        requirePositive(timeout, "timeout");
+        Settings.requirePositive(timeout, "timeout");
         if (!dataNodes.contains(previous)) {
             throw new IllegalArgumentException("previous must be a data node of this topology: " + previous);
         }
@@ -352,7 +353,7 @@ public final class SentinelTopology implements AutoCloseable {
      *     names the condition that was missing last and includes the servers' log tails
      */
     public void awaitHealthy(Duration timeout) {
-        requirePositive(timeout, "timeout");
+        Settings.requirePositive(timeout, "timeout");
         TopologySupport.await(SETTLED, timeout, () -> {
             checkSettled();
             return Boolean.TRUE;
@@ -661,19 +662,6 @@ public final class SentinelTopology implements AutoCloseable {
         return false;
     }
 
-    private static void expect(String what, int expected, String actual) {
-        if (!Integer.toString(expected).equals(actual)) {
-            throw new NotReady(what + ": " + actual + " instead of " + expected);
-        }
-    }
-
-    private static void requirePositive(Duration duration, String name) {
-        Objects.requireNonNull(duration, name + " must not be null");
-        if (duration.isNegative() || duration.isZero()) {
-            throw new IllegalArgumentException(name + " must be positive: " + duration);
-        }
-    }
-
     /**
      * Configures and starts a {@link SentinelTopology}. Each setting may be given once.
      *
@@ -706,10 +694,7 @@ public final class SentinelTopology implements AutoCloseable {
             if (replicas < 0) {
                 throw new IllegalArgumentException("replicas must not be negative: " + replicas);
             }
-            if (this.replicas != null) {
-                throw new IllegalStateException("replicas was already set to " + this.replicas);
-            }
-            this.replicas = replicas;
+            this.replicas = Settings.once(this.replicas, replicas, "replicas");
             return this;
         }
 
@@ -725,10 +710,7 @@ public final class SentinelTopology implements AutoCloseable {
             if (sentinels < 1) {
                 throw new IllegalArgumentException("sentinels must be at least 1: " + sentinels);
             }
-            if (this.sentinels != null) {
-                throw new IllegalStateException("sentinels was already set to " + this.sentinels);
-            }
-            this.sentinels = sentinels;
+            this.sentinels = Settings.once(this.sentinels, sentinels, "sentinels");
             return this;
         }
 
@@ -745,10 +727,7 @@ public final class SentinelTopology implements AutoCloseable {
             if (quorum < 1) {
                 throw new IllegalArgumentException("quorum must be at least 1: " + quorum);
             }
-            if (this.quorum != null) {
-                throw new IllegalStateException("quorum was already set to " + this.quorum);
-            }
-            this.quorum = quorum;
+            this.quorum = Settings.once(this.quorum, quorum, "quorum");
             return this;
         }
 
@@ -767,10 +746,7 @@ public final class SentinelTopology implements AutoCloseable {
             if (!MASTER_NAME.matcher(masterName).matches()) {
                 throw new IllegalArgumentException("masterName must be letters, digits, '.', '_' or '-': '" + masterName + "'");
             }
-            if (this.masterName != null) {
-                throw new IllegalStateException("masterName was already set to " + this.masterName);
-            }
-            this.masterName = masterName;
+            this.masterName = Settings.once(this.masterName, masterName, "masterName");
             return this;
         }
 
@@ -784,11 +760,7 @@ public final class SentinelTopology implements AutoCloseable {
          * @throws IllegalStateException if it was already set
          */
         public Builder downAfter(Duration downAfter) {
-            requireMillis(downAfter, "downAfter");
-            if (this.downAfter != null) {
-                throw new IllegalStateException("downAfter was already set to " + this.downAfter);
-            }
-            this.downAfter = downAfter;
+            this.downAfter = Settings.once(this.downAfter, Settings.requireMillis(downAfter, "downAfter"), "downAfter");
             return this;
         }
 
@@ -802,11 +774,8 @@ public final class SentinelTopology implements AutoCloseable {
          * @throws IllegalStateException if it was already set
          */
         public Builder failoverTimeout(Duration failoverTimeout) {
-            requireMillis(failoverTimeout, "failoverTimeout");
-            if (this.failoverTimeout != null) {
-                throw new IllegalStateException("failoverTimeout was already set to " + this.failoverTimeout);
-            }
-            this.failoverTimeout = failoverTimeout;
+            this.failoverTimeout = Settings.once(this.failoverTimeout, Settings.requireMillis(failoverTimeout, "failoverTimeout"),
+                    "failoverTimeout");
             return this;
         }
 
@@ -820,11 +789,7 @@ public final class SentinelTopology implements AutoCloseable {
          * @throws IllegalStateException if it was already set
          */
         public Builder timeout(Duration timeout) {
-            requirePositive(timeout, "timeout");
-            if (this.timeout != null) {
-                throw new IllegalStateException("timeout was already set to " + this.timeout);
-            }
-            this.timeout = timeout;
+            this.timeout = Settings.once(this.timeout, Settings.requirePositive(timeout, "timeout"), "timeout");
             return this;
         }
 
@@ -837,11 +802,7 @@ public final class SentinelTopology implements AutoCloseable {
          * @throws IllegalStateException if it was already set
          */
         public Builder binary(Path binary) {
-            Objects.requireNonNull(binary, "binary must not be null");
-            if (this.binary != null) {
-                throw new IllegalStateException("binary was already set to " + this.binary);
-            }
-            this.binary = binary;
+            this.binary = Settings.once(this.binary, binary, "binary");
             return this;
         }
 
@@ -935,13 +896,6 @@ public final class SentinelTopology implements AutoCloseable {
                     "sentinel failover-timeout " + name + " " + failover,
                     "sentinel parallel-syncs " + name + " 1",
                     "");
-        }
-
-        private static void requireMillis(Duration duration, String name) {
-            Objects.requireNonNull(duration, name + " must not be null");
-            if (duration.toMillis() < 1) {
-                throw new IllegalArgumentException(name + " must be at least a millisecond: " + duration);
-            }
         }
     }
 }

@@ -104,6 +104,13 @@ final class TopologySupport {
         }
     }
 
+    /** Throws {@link NotReady} unless {@code actual} is {@code expected}; {@code what} names the number. */
+    static void expect(String what, int expected, String actual) {
+        if (!Integer.toString(expected).equals(actual)) {
+            throw new NotReady(what + ": " + actual + " instead of " + expected);
+        }
+    }
+
     /** Runs a command with the {@linkplain #PROBE_TIMEOUT probe timeout}. */
     static Object probe(RedisServer server, String... args) {
         return server.command(PROBE_TIMEOUT, args);

@@ -119,7 +119,7 @@ class ClusterTopologyTest {
     @Test
     void failoverReturnsOnceEveryNodeAgreesOnTheSlotMapTheReplicationAndTheEpochs(ClusterTopology cluster) {
         RedisServer master = cluster.masters().get(1);
-        ClusterTopology.Entry before = entry(ClusterTopology.parseNodes(master.command("CLUSTER", "NODES")), master);
+        ClusterNodes.Entry before = entry(ClusterNodes.parse(master.command("CLUSTER", "NODES")), master);
 
         RedisServer promoted = cluster.failover(master);
 
@@ -131,10 +131,10 @@ class ClusterTopologyTest {
             assertThat(state).as("port %d", node.port())
                     .containsEntry("cluster_state", "ok")
                     .containsEntry("cluster_slots_ok", "16384");
-            List<ClusterTopology.Entry> view = ClusterTopology.parseNodes(node.command("CLUSTER", "NODES"));
-            assertThat(view).as("port %d flags none failing", node.port()).noneMatch(ClusterTopology.Entry::failing);
-            ClusterTopology.Entry seenPromoted = entry(view, promoted);
-            ClusterTopology.Entry seenOld = entry(view, master);
+            List<ClusterNodes.Entry> view = ClusterNodes.parse(node.command("CLUSTER", "NODES"));
+            assertThat(view).as("port %d flags none failing", node.port()).noneMatch(ClusterNodes.Entry::failing);
+            ClusterNodes.Entry seenPromoted = entry(view, promoted);
+            ClusterNodes.Entry seenOld = entry(view, master);
             assertThat(seenPromoted.isMaster()).as("port %d sees the promoted replica as a master", node.port()).isTrue();
             assertThat(seenPromoted.slotRanges()).as("slots of the promoted replica seen by port %d", node.port())
                     .isEqualTo(before.slotRanges());
@@ -212,13 +212,13 @@ class ClusterTopologyTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nodeTimeout");
     }
 
-    private static ClusterTopology.Entry entry(List<ClusterTopology.Entry> view, RedisServer node) {
+    private static ClusterNodes.Entry entry(List<ClusterNodes.Entry> view, RedisServer node) {
         return view.stream().filter(entry -> entry.port() == node.port()).findFirst()
                 .orElseThrow(() -> new AssertionError("port " + node.port() + " is not in " + view));
     }
 
     /** Who serves which slots, who replicates whom and every node's config epoch, by port: equal for views that agree. */
-    private static String describe(List<ClusterTopology.Entry> view) {
+    private static String describe(List<ClusterNodes.Entry> view) {
         Map<String, Integer> ports = new HashMap<>();
         view.forEach(entry -> ports.put(entry.id(), entry.port()));
         return view.stream()

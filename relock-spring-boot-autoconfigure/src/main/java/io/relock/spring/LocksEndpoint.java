@@ -1,0 +1,340 @@
+package io.relock.spring;
+
+import java.security.Principal;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+import io.relock.ClientInfo;
+import io.relock.DistributedLock;
+import io.relock.HeldLock;
+import io.relock.LockInfo;
+import io.relock.Relock;
+import io.relock.RelockConfig;
+import io.relock.RelockException;
+
+/**
+ * The Actuator endpoint {@code locks}: what this application's {@link Relock} client holds, who
+ * holds any lock by name, and a force-unlock for a lock whose holder is gone.
+ *
+ * <ul>
+ *   <li>{@code GET /actuator/locks}: this client (id, topology, key prefix, host, pid, start,
+ *       version), the locks it holds ({@link Relock#heldLocks()}) and its last
+ *       {@value LockLosses#CAPACITY} lease losses. Answered from the client's own records, also
+ *       while Redis is down.</li>
+ *   <li>{@code GET /actuator/locks/{name}}: the lock as Redis has it ({@link Relock#getLockInfo(String)}):
+ *       its holders with their client's host and process, hold counts, the lease left, the
+ *       waiting clients, and its type when it can be told. 404 when nobody holds it.</li>
+ *   <li>{@code DELETE /actuator/locks/{name}}: {@code forceUnlock()} of the lock's type; 200 with
+ *       the lock as it was just before, 404 when nobody held it. Logged at WARN with the
+ *       caller's principal (or {@code anonymous}) and address. The holder is not told; it finds
+ *       the lock gone at its next renewal or unlock.</li>
+ * </ul>
+ *
+ * <p>The name is the rest of the path after {@code /actuator/locks/}, percent-decoded segment by
+ * segment, so {@code orders/42} and {@code order%3A42} work; empty segments cannot be
+ * addressed (a name with {@code //}, or starting or ending with {@code /}), and neither can a
+ * {@code /} inside a segment ({@code %2F}), which servlet containers reject.
+ *
+ * <p>The endpoint's default access is read-only: the DELETE operation exists only when the
+ * application sets {@code management.endpoint.locks.access=unrestricted} (otherwise Spring Boot
+ * does not map it and answers 405). Redis failing or unreachable: 503 with a JSON body
+ * {@code {"error": "..."}}; a name the client refuses (an unpaired surrogate, braces without a
+ * hash tag in a cluster): 400.
+ *
+ * <p>The type of a lock is known exactly when this client holds it; for a lock held only by
+ * other clients it is {@code write} when a holder is a read-write lock's writer and unknown
+ * ({@code null}) otherwise, as {@code io.relock} has no public way to tell the other layouts
+ * apart. A force-unlock of a lock of unknown type removes its key with the reentrant lock's
+ * {@code forceUnlock()}, which wakes the waiters of reentrant, fenced, spin and simple locks at
+ * once; waiters of a fair lock or of a read-write lock held for reading wake at their next retry.
+ */
+@WebEndpoint(id = "locks", defaultAccess = Access.READ_ONLY)
+public class LocksEndpoint {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LocksEndpoint.class);
+
+    private static final boolean SERVLET_PRESENT = ClassUtils.isPresent(
+            "org.springframework.web.context.request.ServletRequestAttributes", LocksEndpoint.class.getClassLoader())
+            && ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest", LocksEndpoint.class.getClassLoader());
+
+    private final Relock relock;
+    private final LockLosses losses;
+
+    LocksEndpoint(Relock relock, LockLosses losses) {
+        this.relock = Objects.requireNonNull(relock, "relock must not be null");
+        this.losses = Objects.requireNonNull(losses, "losses must not be null");
+    }
+
+    /**
+     * This client, what it holds, and its last lease losses; no Redis round trip.
+     *
+     * @return the client's view
+     */
+    @ReadOperation
+    public ClientLocks locks() {
+        RelockConfig config = relock.config();
+        ClientInfo self = relock.clientInfo();
+        List<HeldLockView> held = relock.heldLocks().stream().map(HeldLockView::of).toList();
+        return new ClientLocks(relock.clientId(), config.topology().name(), config.keyPrefix(),
+                config.watchdogTimeout().toMillis(), Client.of(self), held, losses.recent());
+    }
+
+    /**
+     * One lock as Redis has it.
+     *
+     * @param name the lock's name, as path segments
+     * @return 200 with the lock, 404 when free, 400 for a name the client refuses, 503 when
+     *     Redis fails
+     */
+    @ReadOperation
+    public WebEndpointResponse<Object> lock(@Selector(match = Match.ALL_REMAINING) String[] name) {
+        String lockName = String.join("/", name);
+        try {
+            LockView view = read(lockName);
+            return view == null ? new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND)
+                    : new WebEndpointResponse<>(view);
+        } catch (RuntimeException e) {
+            return failure(lockName, "read", e);
+        }
+    }
+
+    /**
+     * Releases a lock whoever holds it ({@code forceUnlock()} of its type), and logs who asked.
+     *
+     * @param name the lock's name, as path segments
+     * @param principal the authenticated caller, or {@code null}
+     * @return 200 with the lock as it was just before, 404 when nobody held it, 400 for a name
+     *     the client refuses, 503 when Redis fails
+     */
+    @DeleteOperation
+    public WebEndpointResponse<Object> forceUnlock(@Selector(match = Match.ALL_REMAINING) String[] name,
+            @Nullable Principal principal) {
+        String lockName = String.join("/", name);
+        try {
+            LockView before = read(lockName);
+            if (before == null || !forceUnlock(lockName, before.type())) {
+                return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+            }
+            LOG.warn("Force-unlocked lock '{}' (type {}, holders {}) through the actuator endpoint: by {} from {}",
+                    lockName, before.type() == null ? "unknown" : before.type(), before.holderNames(),
+                    principal == null ? "anonymous" : principal.getName(), remoteAddress());
+            return new WebEndpointResponse<>(before);
+        } catch (RuntimeException e) {
+            return failure(lockName, "force-unlock", e);
+        }
+    }
+
+    private boolean forceUnlock(String name, @Nullable String type) {
+        if (type == null) {
+            return relock.getLock(name).forceUnlock();
+        }
+        DistributedLock lock = switch (type) {
+            case "fair" -> relock.getFairLock(name);
+            case "fenced" -> relock.getFencedLock(name);
+            case "spin" -> relock.getSpinLock(name);
+            case "simple" -> relock.getSimpleLock(name);
+            case "read" -> relock.getReadWriteLock(name).readLock();
+            case "write" -> relock.getReadWriteLock(name).writeLock();
+            default -> relock.getLock(name);
+        };
+        return lock.forceUnlock();
+    }
+
+    /** The lock from Redis, or null when nobody holds it. */
+    private @Nullable LockView read(String name) {
+        LockInfo info = relock.getLockInfo(name);
+        if (!info.isLocked()) {
+            return null;
+        }
+        List<HeldLock> mine = relock.heldLocks().stream().filter(held -> held.name().equals(name)).toList();
+        String clientId = relock.clientId();
+        List<Holder> holders = new ArrayList<>();
+        for (Map.Entry<String, Long> entry : info.holders().entrySet()) {
+            holders.add(Holder.of(entry.getKey(), entry.getValue(), info.clientOf(entry.getKey()), clientId, mine));
+        }
+        holders.sort(Comparator.comparing(Holder::holder));
+        return new LockView(name, typeOf(info, mine), info.remainTimeToLive(), info.waitingClients(), holders);
+    }
+
+    private static @Nullable String typeOf(LockInfo info, List<HeldLock> mine) {
+        if (!mine.isEmpty()) {
+            return mine.get(0).type();
+        }
+        return info.holders().keySet().stream().anyMatch(holder -> holder.endsWith(":write")) ? "write" : null;
+    }
+
+    private static WebEndpointResponse<Object> failure(String name, String operation, RuntimeException e) {
+        if (e instanceof IllegalArgumentException) {
+            return new WebEndpointResponse<>(Map.of("error", String.valueOf(e.getMessage())),
+                    WebEndpointResponse.STATUS_BAD_REQUEST);
+        }
+        if (e instanceof RelockException || e instanceof IllegalStateException) {
+            LOG.debug("could not {} lock '{}'", operation, name, e);
+            return new WebEndpointResponse<>(Map.of("error", "Relock could not " + operation + " lock '" + name
+                    + "': " + e.getMessage()), WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+        }
+        throw e;
+    }
+
+    private static String remoteAddress() {
+        return SERVLET_PRESENT ? ServletRequests.remoteAddress() : "an unknown address";
+    }
+
+    /** Reads the servlet request only where the servlet API is present. */
+    private static final class ServletRequests {
+
+        static String remoteAddress() {
+            RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+            return attributes instanceof ServletRequestAttributes servlet ? servlet.getRequest().getRemoteAddr()
+                    : "an unknown address";
+        }
+    }
+
+    /**
+     * The answer of {@code GET /actuator/locks}.
+     *
+     * @param clientId this client's id, the first part of its holders' fields on Redis
+     * @param topology how the client connects: {@code SINGLE_SERVER}, {@code SENTINEL}, {@code CLUSTER}
+     *     or {@code MASTER_REPLICA}
+     * @param keyPrefix the prefix of every lock key, empty for none
+     * @param watchdogTimeoutMillis the lease of locks taken without one
+     * @param client where this client runs, as it registered itself on Redis
+     * @param heldLocks the locks this client holds, oldest first
+     * @param recentLosses the last lease losses of this client, newest first
+     */
+    public record ClientLocks(String clientId, String topology, String keyPrefix, long watchdogTimeoutMillis,
+            Client client, List<HeldLockView> heldLocks, List<LockLoss> recentLosses) {
+    }
+
+    /**
+     * Where a client runs ({@link ClientInfo}).
+     *
+     * @param clientId the client's id
+     * @param host the host name
+     * @param pid the process id, or -1 if unknown
+     * @param startedAt when the client was created (ISO-8601)
+     * @param version the Relock version
+     */
+    public record Client(String clientId, String host, long pid, String startedAt, String version) {
+
+        static Client of(ClientInfo info) {
+            return new Client(info.clientId(), info.host(), info.pid(), info.startedAt().toString(), info.version());
+        }
+    }
+
+    /**
+     * One lock this client holds ({@link HeldLock}).
+     *
+     * @param name the lock's name
+     * @param type {@code reentrant}, {@code fair}, {@code fenced}, {@code spin}, {@code simple},
+     *     {@code read} or {@code write}
+     * @param ownerId the owning thread's id (or async owner id)
+     * @param ownerThreadName the owning thread's name, or {@code null} for an async owner
+     * @param holdCount the hold count
+     * @param heldSince when the first hold was taken (ISO-8601)
+     * @param leaseLeftMillis the lease left
+     * @param watchdog whether the watchdog renews it
+     */
+    public record HeldLockView(String name, String type, long ownerId, @Nullable String ownerThreadName,
+            int holdCount, String heldSince, long leaseLeftMillis, boolean watchdog) {
+
+        static HeldLockView of(HeldLock held) {
+            return new HeldLockView(held.name(), held.type(), held.ownerId(), held.ownerThreadName(),
+                    held.holdCount(), held.heldSince().toString(), held.leaseLeftMillis(), held.watchdog());
+        }
+    }
+
+    /**
+     * A lease this client lost.
+     *
+     * @param lockName the lock's name
+     * @param owner the hold's field on Redis, {@code <clientId>:<ownerId>}
+     * @param ownerId the thread id (or async owner id) that held it
+     * @param cause why: the renewal's error, or that the lock was gone
+     * @param time when the client noticed (ISO-8601)
+     */
+    public record LockLoss(String lockName, String owner, long ownerId, String cause, String time) {
+    }
+
+    /**
+     * The answer of {@code GET /actuator/locks/{name}}.
+     *
+     * @param name the lock's name
+     * @param type the lock's type when it can be told (see {@link LocksEndpoint}), else {@code null}
+     * @param leaseLeftMillis the lease left, {@code -1} when the key has no expiry
+     * @param waitingClients how many client connections wait for its release
+     * @param holders who holds it
+     */
+    public record LockView(String name, @Nullable String type, long leaseLeftMillis, long waitingClients,
+            List<Holder> holders) {
+
+        List<String> holderNames() {
+            return holders.stream().map(holder -> holder.holder() + "=" + holder.holdCount()).toList();
+        }
+    }
+
+    /**
+     * One holder of a lock.
+     *
+     * @param holder the holder's field on Redis: {@code <clientId>:<threadId>}, with {@code :write}
+     *     for a read-write lock's writer
+     * @param clientId the holder's client id
+     * @param threadId the holder's thread id (or async owner id), or {@code null} if the field
+     *     does not have one
+     * @param threadName the thread's name, when the holder is this client and knows it
+     * @param holdCount how often the holder entered it
+     * @param thisClient whether the holder is this application's client
+     * @param host the host the holder's client runs on, {@code null} when that client is not a
+     *     registered Relock client (a Redisson client, or one that stopped)
+     * @param pid the holder's process id, {@code null} likewise
+     * @param clientStartedAt when the holder's client started (ISO-8601), {@code null} likewise
+     * @param clientVersion the holder's Relock version, {@code null} likewise
+     */
+    public record Holder(String holder, String clientId, @Nullable Long threadId, @Nullable String threadName,
+            long holdCount, boolean thisClient, @Nullable String host, @Nullable Long pid,
+            @Nullable String clientStartedAt, @Nullable String clientVersion) {
+
+        static Holder of(String field, long count, Optional<ClientInfo> client, String selfId, List<HeldLock> mine) {
+            String[] parts = field.split(":", 3);
+            String clientId = parts[0];
+            Long threadId = null;
+            if (parts.length > 1) {
+                try {
+                    threadId = Long.valueOf(parts[1]);
+                } catch (NumberFormatException e) {
+                    // Not a Relock or Redisson holder field: shown as it is, without a thread.
+                }
+            }
+            boolean self = clientId.equals(selfId);
+            String threadName = null;
+            if (self && threadId != null) {
+                long owner = threadId;
+                threadName = mine.stream().filter(held -> held.ownerId() == owner).map(HeldLock::ownerThreadName)
+                        .filter(Objects::nonNull).findFirst().orElse(null);
+            }
+            return new Holder(field, clientId, threadId, threadName, count, self,
+                    client.map(ClientInfo::host).orElse(null), client.map(ClientInfo::pid).orElse(null),
+                    client.map(info -> info.startedAt().toString()).orElse(null),
+                    client.map(ClientInfo::version).orElse(null));
+        }
+    }
+}
