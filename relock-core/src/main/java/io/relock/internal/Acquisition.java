@@ -119,7 +119,7 @@ final class Acquisition {
             return;
         }
         state = State.ATTEMPTING;
-        long lease = leaseMillis == Args.WATCHDOG_LEASE ? runtime.watchdog().leaseMillis() : leaseMillis;
+        long lease = runtime.watchdog().leaseFor(leaseMillis);
         long epoch = runtime.gateway().connectionEpoch();
         CompletableFuture<Attempt> reply;
         try {

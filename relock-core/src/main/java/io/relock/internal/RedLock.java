@@ -243,8 +243,7 @@ public final class RedLock extends CompositeLock {
             int no = busy.get() + failed.get();
             if (yes >= quorum) {
                 long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(clock() - startNanos);
-                long lease = leaseMillis == Args.WATCHDOG_LEASE ? members.get(0).runtime.watchdog().leaseMillis()
-                        : leaseMillis;
+                long lease = members.get(0).runtime.watchdog().leaseFor(leaseMillis);
                 // Redlock's validity: what is left of the lease once the time spent and the
                 // possible drift between the nodes' clocks are taken off.
                 long drift = lease / 100 + 2;
