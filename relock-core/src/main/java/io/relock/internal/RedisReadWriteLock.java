@@ -43,15 +43,12 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
     }
 
     /** What both halves read and remove the same way, each in its own mode. */
-    private abstract static class ModeDriver implements LockDriver {
+    private abstract static class ModeDriver extends KeyDriver {
 
-        final ClientRuntime runtime;
-        final LockKeys keys;
         private final String mode;
 
         ModeDriver(ClientRuntime runtime, LockKeys keys, String mode) {
-            this.runtime = runtime;
-            this.keys = keys;
+            super(runtime, keys);
             this.mode = mode;
         }
 
@@ -62,8 +59,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
 
         @Override
         public CompletableFuture<Integer> holdCount(String field) {
-            return runtime.gateway().<String>read(commands -> commands.hget(keys.key(), field))
-                    .thenApply(count -> count == null ? 0 : Integer.parseInt(count));
+            return hashCount(field);
         }
 
         /** Whether the lock is in this half's mode: some reader (or the writer) holds it. */

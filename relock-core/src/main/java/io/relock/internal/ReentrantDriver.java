@@ -8,15 +8,12 @@ import java.util.concurrent.CompletableFuture;
  * lease, with releases announced on {@code redisson_lock__channel:{name}}. The spin lock is the
  * same layout under another name, waiting by backoff.
  */
-class ReentrantDriver implements LockDriver {
+class ReentrantDriver extends KeyDriver {
 
-    final ClientRuntime runtime;
-    final LockKeys keys;
     private final String type;
 
     ReentrantDriver(ClientRuntime runtime, LockKeys keys, String type) {
-        this.runtime = runtime;
-        this.keys = keys;
+        super(runtime, keys);
         this.type = type;
     }
 
@@ -48,19 +45,7 @@ class ReentrantDriver implements LockDriver {
 
     @Override
     public CompletableFuture<Integer> holdCount(String field) {
-        return runtime.gateway().<String>read(commands -> commands.hget(keys.key(), field))
-                .thenApply(count -> count == null ? 0 : Integer.parseInt(count));
-    }
-
-    @Override
-    public CompletableFuture<Long> forceRelease() {
-        return runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> isLocked() {
-        return runtime.gateway().read(commands -> commands.exists(keys.key())).thenApply(count -> count > 0);
+        return hashCount(field);
     }
 
     @Override

@@ -8,16 +8,12 @@ import java.util.concurrent.CompletableFuture;
  * compare-and-delete. Not reentrant: acquiring it again while holding it is an
  * {@link IllegalMonitorStateException}. Waits and renews like the reentrant lock.
  */
-final class SimpleDriver implements LockDriver {
+final class SimpleDriver extends KeyDriver {
 
     private static final long ALREADY_HELD = -3;
 
-    private final ClientRuntime runtime;
-    private final LockKeys keys;
-
     SimpleDriver(ClientRuntime runtime, LockKeys keys) {
-        this.runtime = runtime;
-        this.keys = keys;
+        super(runtime, keys);
     }
 
     @Override
@@ -55,17 +51,6 @@ final class SimpleDriver implements LockDriver {
     public CompletableFuture<Integer> holdCount(String field) {
         return runtime.gateway().<String>read(commands -> commands.get(keys.key()))
                 .thenApply(holder -> field.equals(holder) ? 1 : 0);
-    }
-
-    @Override
-    public CompletableFuture<Long> forceRelease() {
-        return runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE);
-    }
-
-    @Override
-    public CompletableFuture<Boolean> isLocked() {
-        return runtime.gateway().read(commands -> commands.exists(keys.key())).thenApply(count -> count > 0);
     }
 
     @Override
