@@ -2,14 +2,9 @@ package io.relock;
 
 import io.relock.internal.Args;
 import io.relock.internal.ClientRuntime;
-import io.relock.internal.FairRedisLock;
-import io.relock.internal.FencedRedisLock;
+import io.relock.internal.Locks;
 import io.relock.internal.MultiRedisLock;
 import io.relock.internal.RedLock;
-import io.relock.internal.RedisReadWriteLock;
-import io.relock.internal.ReentrantRedisLock;
-import io.relock.internal.SimpleRedisLock;
-import io.relock.internal.SpinRedisLock;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -79,7 +74,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return new ReentrantRedisLock(runtime, name);
+        return Locks.reentrant(runtime, name);
     }
 
     /**
@@ -101,7 +96,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getFairLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return new FairRedisLock(runtime, name);
+        return Locks.fair(runtime, name);
     }
 
     /**
@@ -119,7 +114,7 @@ public final class Relock implements AutoCloseable {
     public FencedLock getFencedLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return new FencedRedisLock(runtime, name);
+        return Locks.fenced(runtime, name);
     }
 
     /**
@@ -138,7 +133,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getSimpleLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return new SimpleRedisLock(runtime, name);
+        return Locks.simple(runtime, name);
     }
 
     /**
@@ -157,7 +152,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getSpinLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return new SpinRedisLock(runtime, name);
+        return Locks.spin(runtime, name);
     }
 
     /**
@@ -175,7 +170,7 @@ public final class Relock implements AutoCloseable {
     public DistributedReadWriteLock getReadWriteLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return new RedisReadWriteLock(runtime, name);
+        return Locks.readWrite(runtime, name);
     }
 
     /**

@@ -2,7 +2,7 @@ package io.relock.cli;
 
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.relock.LockInfo;
-import io.relock.internal.LockBase;
+import io.relock.internal.LockKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -176,7 +176,7 @@ final class LockReader {
         return "redisson_lock__channel:" + hashTagged(key) + ":" + waiter;
     }
 
-    // ---- key naming: relock-core's LockBase and Redisson's, for the same key ------------------
+    // ---- key naming: relock-core's LockKeys and Redisson's, for the same key ------------------
 
     /** The key with a hash tag: itself if it contains a brace, else {@code {<key>}} (Redisson's rule). */
     static String hashTagged(String key) {
@@ -185,7 +185,7 @@ final class LockReader {
 
     /** relock-core's own auxiliary keys, named by core's own rule. */
     static String ownKey(String key, String suffix) {
-        return LockBase.ownKey(key, suffix);
+        return LockKeys.ownKey(key, suffix);
     }
 
     static String queueKey(String key) {

@@ -48,7 +48,7 @@ public final class ClientRuntime implements AutoCloseable {
     private final Observers observers;
     private final ClientRegistry registry;
     private final List<LockListener> listeners = new CopyOnWriteArrayList<>();
-    private final Set<LockBase.Acquisition> waiting = ConcurrentHashMap.newKeySet();
+    private final Set<Acquisition> waiting = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private ClientRuntime(RelockConfig config, String clientId, HashedWheelTimer timer, ClientResources resources,
@@ -74,6 +74,11 @@ public final class ClientRuntime implements AutoCloseable {
      * @throws io.relock.RelockConnectionException if Redis cannot be reached
      */
     public static ClientRuntime start(RelockConfig config) {
+        return start(config, System::nanoTime);
+    }
+
+    /** {@link #start(RelockConfig)} with another monotonic clock for every deadline, lease and tick of the client. */
+    static ClientRuntime start(RelockConfig config, LongSupplier nanoTime) {
         Args.notNull(config, "config");
         String clientId = UUID.randomUUID().toString();
         // 10 ms ticks: fine enough for wait deadlines, coarse enough to cost nothing when idle.
@@ -89,7 +94,7 @@ public final class ClientRuntime implements AutoCloseable {
                 .build();
         try {
             RedisGateway gateway = RedisGateway.connect(config, resources, clientId);
-            ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, System::nanoTime);
+            ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, nanoTime);
             runtime.register();
             runtime.watchdog.start();
             LOG.debug("Relock client {} connected to {}", clientId, gateway.target());
@@ -199,14 +204,14 @@ public final class ClientRuntime implements AutoCloseable {
         return watchdog.size();
     }
 
-    void register(LockBase.Acquisition acquisition) {
+    void register(Acquisition acquisition) {
         waiting.add(acquisition);
         if (closed) {
             acquisition.abort(Exceptions.closed());
         }
     }
 
-    void unregister(LockBase.Acquisition acquisition) {
+    void unregister(Acquisition acquisition) {
         waiting.remove(acquisition);
     }
 
@@ -243,8 +248,8 @@ public final class ClientRuntime implements AutoCloseable {
                 new String[] {key, LockBase.ownKey(key, "queue"), LockBase.ownKey(key, "timeouts"),
                     LockBase.ownKey(key, "token"), "redisson_lock_queue:" + tagged, "redisson_lock_timeout:" + tagged});
         // Waiters of every lock type that can live under this key: plain locks and read-write locks.
-        CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockBase.channelName(key),
-                LockBase.rwChannelName(key));
+        CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockKeys.channelName(key),
+                LockKeys.rwChannelName(key));
         String operation = "read lock info of '" + name + "'";
         List<Object> reply = Futures.await(snapshot, operation);
         List<?> fields = (List<?>) reply.get(0);
@@ -299,7 +304,7 @@ public final class ClientRuntime implements AutoCloseable {
         }
         closed = true;
         watchdog.stop();
-        for (LockBase.Acquisition acquisition : List.copyOf(waiting)) {
+        for (Acquisition acquisition : List.copyOf(waiting)) {
             acquisition.abort(Exceptions.closed());
         }
         try {

@@ -21,21 +21,21 @@ abstract class CompositeLock implements DistributedLock {
     /** Per member and round, how long {@code lock()} waits before releasing and retrying. */
     private static final long ROUND_MILLIS_PER_MEMBER = 1500;
 
-    protected final List<LockBase> members;
+    protected final List<LockEngine> members;
     private final String name;
 
     CompositeLock(String kind, DistributedLock... locks) {
         Args.notNull(locks, "locks");
         Args.require(locks.length > 0, "locks must not be empty");
-        List<LockBase> list = new ArrayList<>();
+        List<LockEngine> list = new ArrayList<>();
         for (int i = 0; i < locks.length; i++) {
             DistributedLock lock = Args.notNull(locks[i], "locks[" + i + "]");
-            Args.require(lock instanceof LockBase, "locks[%s] is not a Relock lock: %s", i, lock);
-            list.add((LockBase) lock);
+            Args.require(lock instanceof EngineBacked, "locks[%s] is not a Relock lock: %s", i, lock);
+            list.add(((EngineBacked) lock).engine());
         }
-        list.sort(Comparator.comparing((LockBase lock) -> lock.runtime.gateway().target()).thenComparing(LockBase::key));
+        list.sort(Comparator.comparing((LockEngine lock) -> lock.runtime.gateway().target()).thenComparing(LockEngine::key));
         this.members = List.copyOf(list);
-        this.name = kind + members.stream().map(LockBase::getName).toList();
+        this.name = kind + members.stream().map(LockEngine::getName).toList();
     }
 
     /** Takes the lock for the calling thread within {@code waitNanos}, or takes nothing. */
@@ -47,6 +47,11 @@ abstract class CompositeLock implements DistributedLock {
     @Override
     public String getName() {
         return name;
+    }
+
+    /** The first member's client's clock: every deadline of a multi-lock or RedLock is measured on it. */
+    protected final long clock() {
+        return members.get(0).runtime.nanoTime();
     }
 
     private long roundNanos() {
@@ -138,7 +143,7 @@ abstract class CompositeLock implements DistributedLock {
 
     @Override
     public void unlock() {
-        Futures.await(unlockAsync(LockBase.currentThreadId()).toCompletableFuture(), "unlock " + name);
+        Futures.await(unlockAsync(LockEngine.currentThreadId()).toCompletableFuture(), "unlock " + name);
     }
 
     @Override

@@ -1,70 +1,170 @@
 package io.relock.internal;
 
-import io.lettuce.core.ScriptOutputType;
 import io.relock.FencedLock;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 
-/** The reentrant lock whose acquire also increments and returns a fencing token. */
-public final class FencedRedisLock extends ReentrantRedisLock implements FencedLock {
+/**
+ * A fenced lock: the engine over {@link FencedDriver}, plus the calls that hand out the token.
+ * Every {@link io.relock.DistributedLock} method is the engine's.
+ */
+public final class FencedRedisLock implements FencedLock, EngineBacked {
 
-    private final String tokenKey;
+    private final LockEngine engine;
+    private final FencedDriver driver;
 
-    public FencedRedisLock(ClientRuntime runtime, String name) {
-        super(runtime, name);
-        this.tokenKey = ownKey("token");
+    FencedRedisLock(ClientRuntime runtime, String name) {
+        LockKeys keys = LockKeys.of(runtime, name, LockKeys.LOCK_CHANNEL_PREFIX);
+        this.driver = new FencedDriver(runtime, keys);
+        this.engine = new LockEngine(runtime, keys, driver, WaitPolicy.PUB_SUB);
     }
 
     @Override
-    protected CompletableFuture<Attempt> acquireOnce(Request request) {
-        return request.<List<Object>>eval(runtime.gateway(), Script.FENCED_ACQUIRE, ScriptOutputType.MULTI,
-                new String[] {key(), tokenKey}, request.lease(), request.field(), request.countBefore())
-                .thenApply(reply -> {
-                    long value = ((Number) reply.get(1)).longValue();
-                    return ((Number) reply.get(0)).longValue() == 1 ? Attempt.acquired(value) : Attempt.busy(value);
-                });
+    public LockEngine engine() {
+        return engine;
     }
 
     @Override
     public long lockAndGetToken() {
-        return acquireUninterruptibly(Args.FOREVER_NANOS, Args.WATCHDOG_LEASE).token();
+        return engine.acquireUninterruptibly(Args.FOREVER_NANOS, Args.WATCHDOG_LEASE).token();
     }
 
     @Override
     public Long tryLockAndGetToken() {
-        return tokenOf(acquireUninterruptibly(0, Args.WATCHDOG_LEASE));
+        return tokenOf(engine.acquireUninterruptibly(0, Args.WATCHDOG_LEASE));
     }
 
     @Override
     public Long tryLockAndGetToken(long waitTime, TimeUnit unit) throws InterruptedException {
-        return tokenOf(acquireInterruptibly(Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE));
+        return tokenOf(engine.acquireInterruptibly(Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE));
     }
 
     @Override
     public Long tryLockAndGetToken(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return tokenOf(acquireInterruptibly(Args.waitNanos(waitTime, unit), lease));
+        return tokenOf(engine.acquireInterruptibly(Args.waitNanos(waitTime, unit), lease));
     }
 
-    private static Long tokenOf(Attempt attempt) {
+    private static Long tokenOf(LockDriver.Attempt attempt) {
         return attempt.acquired() ? attempt.token() : null;
     }
 
     @Override
     public Long getToken() {
-        runtime.checkOpen();
-        return Futures.await(runtime.gateway().<Long>eval(Script.FENCED_TOKEN, ScriptOutputType.INTEGER,
-                new String[] {key(), tokenKey}), "read the fencing token of lock '" + getName() + "'");
+        engine.checkOpen();
+        return Futures.await(driver.token(), "read the fencing token of lock '" + getName() + "'");
+    }
+
+    // ---- the engine's ------------------------------------------------------------------------
+
+    @Override
+    public void lock() {
+        engine.lock();
     }
 
     @Override
-    String type() {
-        return "fenced";
+    public void lock(long leaseTime, TimeUnit unit) {
+        engine.lock(leaseTime, unit);
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        engine.lockInterruptibly();
+    }
+
+    @Override
+    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
+        engine.lockInterruptibly(leaseTime, unit);
+    }
+
+    @Override
+    public boolean tryLock() {
+        return engine.tryLock();
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException {
+        return engine.tryLock(waitTime, unit);
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        return engine.tryLock(waitTime, leaseTime, unit);
+    }
+
+    @Override
+    public void unlock() {
+        engine.unlock();
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        return engine.forceUnlock();
+    }
+
+    @Override
+    public boolean isLocked() {
+        return engine.isLocked();
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return engine.isHeldByCurrentThread();
+    }
+
+    @Override
+    public boolean isHeldByThread(long threadId) {
+        return engine.isHeldByThread(threadId);
+    }
+
+    @Override
+    public int getHoldCount() {
+        return engine.getHoldCount();
+    }
+
+    @Override
+    public long remainTimeToLive() {
+        return engine.remainTimeToLive();
+    }
+
+    @Override
+    public String getName() {
+        return engine.getName();
+    }
+
+    @Override
+    public CompletionStage<Void> lockAsync(long ownerThreadId) {
+        return engine.lockAsync(ownerThreadId);
+    }
+
+    @Override
+    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+        return engine.lockAsync(leaseTime, unit, ownerThreadId);
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
+        return engine.tryLockAsync(ownerThreadId);
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
+        return engine.tryLockAsync(waitTime, leaseTime, unit, ownerThreadId);
+    }
+
+    @Override
+    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
+        return engine.unlockAsync(ownerThreadId);
+    }
+
+    @Override
+    public Condition newCondition() {
+        return engine.newCondition();
     }
 
     @Override
     public String toString() {
-        return "FencedRedisLock{name='" + getName() + "'}";
+        return "FencedLock{name='" + getName() + "'}";
     }
 }

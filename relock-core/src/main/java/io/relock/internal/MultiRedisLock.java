@@ -17,8 +17,8 @@ public final class MultiRedisLock extends CompositeLock {
     public MultiRedisLock(DistributedLock... locks) {
         super("multi", locks);
         for (int i = 1; i < members.size(); i++) {
-            LockBase previous = members.get(i - 1);
-            LockBase current = members.get(i);
+            LockEngine previous = members.get(i - 1);
+            LockEngine current = members.get(i);
             Args.require(!(previous.runtime == current.runtime && previous.key().equals(current.key())),
                     "locks contains '%s' twice", current.getName());
         }
@@ -27,11 +27,11 @@ public final class MultiRedisLock extends CompositeLock {
     /** Takes every member within one deadline, or none. */
     @Override
     protected boolean acquire(long waitNanos, long leaseMillis) throws InterruptedException {
-        long start = System.nanoTime();
-        List<LockBase> taken = new ArrayList<>();
+        long start = clock();
+        List<LockEngine> taken = new ArrayList<>();
         try {
-            for (LockBase member : members) {
-                long elapsed = System.nanoTime() - start;
+            for (LockEngine member : members) {
+                long elapsed = clock() - start;
                 long left = elapsed >= waitNanos ? 0 : waitNanos - elapsed;
                 if (!member.acquireInterruptibly(left, leaseMillis).acquired()) {
                     releaseInReverse(taken, null);
@@ -46,8 +46,8 @@ public final class MultiRedisLock extends CompositeLock {
         }
     }
 
-    private static void releaseInReverse(List<LockBase> taken, Throwable failure) {
-        long owner = LockBase.currentThreadId();
+    private static void releaseInReverse(List<LockEngine> taken, Throwable failure) {
+        long owner = LockEngine.currentThreadId();
         for (int i = taken.size() - 1; i >= 0; i--) {
             try {
                 Futures.await(taken.get(i).release(owner), "release " + taken.get(i).getName());
@@ -77,7 +77,7 @@ public final class MultiRedisLock extends CompositeLock {
     @Override
     public boolean forceUnlock() {
         boolean any = false;
-        for (LockBase member : members) {
+        for (LockEngine member : members) {
             any |= member.forceUnlock();
         }
         return any;
@@ -86,12 +86,12 @@ public final class MultiRedisLock extends CompositeLock {
     /** Whether any member is held: the multi-lock as a whole cannot be taken now. */
     @Override
     public boolean isLocked() {
-        return members.stream().anyMatch(LockBase::isLocked);
+        return members.stream().anyMatch(LockEngine::isLocked);
     }
 
     @Override
     public boolean isHeldByCurrentThread() {
-        return members.stream().allMatch(LockBase::isHeldByCurrentThread);
+        return members.stream().allMatch(LockEngine::isHeldByCurrentThread);
     }
 
     @Override
@@ -102,14 +102,14 @@ public final class MultiRedisLock extends CompositeLock {
     /** The smallest hold count over the members: how often the whole set is held. */
     @Override
     public int getHoldCount() {
-        return members.stream().mapToInt(LockBase::getHoldCount).min().orElse(0);
+        return members.stream().mapToInt(LockEngine::getHoldCount).min().orElse(0);
     }
 
     /** The shortest remaining lease over the members; -2 if any member is free. */
     @Override
     public long remainTimeToLive() {
         long shortest = Long.MAX_VALUE;
-        for (LockBase member : members) {
+        for (LockEngine member : members) {
             long ttl = member.remainTimeToLive();
             if (ttl == -2) {
                 return -2;
@@ -123,7 +123,7 @@ public final class MultiRedisLock extends CompositeLock {
 
     @Override
     protected CompletableFuture<Boolean> acquireAsync(long owner, long waitNanos, long leaseMillis) {
-        long start = System.nanoTime();
+        long start = clock();
         return acquireFrom(0, owner, start, waitNanos, leaseMillis);
     }
 
@@ -131,9 +131,9 @@ public final class MultiRedisLock extends CompositeLock {
         if (index == members.size()) {
             return CompletableFuture.completedFuture(true);
         }
-        long elapsed = System.nanoTime() - start;
+        long elapsed = clock() - start;
         long left = elapsed >= waitNanos ? 0 : waitNanos - elapsed;
-        LockBase member = members.get(index);
+        LockEngine member = members.get(index);
         return member.acquireAsync(owner, left, leaseMillis).thenCompose(attempt -> {
             if (!attempt.acquired()) {
                 return releaseFrom(index - 1, owner).thenApply(ignored -> false);

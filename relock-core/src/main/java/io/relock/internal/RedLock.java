@@ -60,14 +60,14 @@ public final class RedLock extends CompositeLock {
     private final class Watch {
 
         private final long owner;
-        private final Set<LockBase> lost = ConcurrentHashMap.newKeySet();
-        private final Map<LockBase, LockListener> listeners = new java.util.HashMap<>();
+        private final Set<LockEngine> lost = ConcurrentHashMap.newKeySet();
+        private final Map<LockEngine, LockListener> listeners = new java.util.HashMap<>();
         private final AtomicBoolean told = new AtomicBoolean();
         private int holds; // guarded by watches' compute
 
         Watch(long owner) {
             this.owner = owner;
-            for (LockBase member : members) {
+            for (LockEngine member : members) {
                 LockListener listener = event -> {
                     if (event.ownerThreadId() == owner && event.lockName().equals(member.getName())) {
                         memberLost(member, event.cause());
@@ -78,7 +78,7 @@ public final class RedLock extends CompositeLock {
             }
         }
 
-        private void memberLost(LockBase member, Throwable cause) {
+        private void memberLost(LockEngine member, Throwable cause) {
             lost.add(member);
             if (members.size() - lost.size() < quorum && told.compareAndSet(false, true)) {
                 home.publishLost(new LockLostEvent(getName(), owner, cause));
@@ -110,7 +110,7 @@ public final class RedLock extends CompositeLock {
 
     @Override
     protected boolean acquire(long waitNanos, long leaseMillis) throws InterruptedException {
-        return await(start(LockBase.currentThreadId(), waitNanos, leaseMillis));
+        return await(start(LockEngine.currentThreadId(), waitNanos, leaseMillis));
     }
 
     private Acquire start(long owner, long waitNanos, long leaseMillis) {
@@ -126,7 +126,7 @@ public final class RedLock extends CompositeLock {
         final long owner;
         private final long waitNanos;
         private final long leaseMillis;
-        private final long startNanos = System.nanoTime();
+        private final long startNanos = clock();
         private int rounds;
         private volatile Round current;
         private volatile boolean abandoned;
@@ -141,10 +141,10 @@ public final class RedLock extends CompositeLock {
             Round round = new Round(owner, leaseMillis);
             current = round;
             long commandTimeout = members.get(0).runtime.config().commandTimeout().toMillis();
-            long left = TimeUnit.NANOSECONDS.toMillis(waitNanos - (System.nanoTime() - startNanos));
+            long left = TimeUnit.NANOSECONDS.toMillis(waitNanos - (clock() - startNanos));
             // A node that does not answer costs at most this much per round.
             long nodeTimeout = waitNanos == 0 ? commandTimeout : Math.min(commandTimeout, Math.max(50, left));
-            for (LockBase member : members) {
+            for (LockEngine member : members) {
                 member.acquireAsync(owner, 0, leaseMillis)
                         .whenComplete((attempt, error) -> round.answered(member, attempt, error));
             }
@@ -161,7 +161,7 @@ public final class RedLock extends CompositeLock {
                 result.complete(true);
                 return;
             }
-            long left = waitNanos - (System.nanoTime() - startNanos);
+            long left = waitNanos - (clock() - startNanos);
             if (abandoned || left <= 0) {
                 if (error != null) {
                     result.completeExceptionally(error);
@@ -195,11 +195,11 @@ public final class RedLock extends CompositeLock {
         final CompletableFuture<Boolean> decision = new CompletableFuture<>();
         private final long owner;
         private final long leaseMillis;
-        private final long startNanos = System.nanoTime();
+        private final long startNanos = clock();
         private final AtomicInteger acquired = new AtomicInteger();
         private final AtomicInteger busy = new AtomicInteger();
         private final AtomicInteger failed = new AtomicInteger();
-        private final List<LockBase> held = new ArrayList<>();
+        private final List<LockEngine> held = new ArrayList<>();
         private final List<Throwable> errors = new ArrayList<>();
         private boolean decided; // guarded by this
         private boolean won; // guarded by this
@@ -209,7 +209,7 @@ public final class RedLock extends CompositeLock {
             this.leaseMillis = leaseMillis;
         }
 
-        void answered(LockBase member, LockBase.Attempt attempt, Throwable error) {
+        void answered(LockEngine member, LockDriver.Attempt attempt, Throwable error) {
             if (error != null) {
                 synchronized (this) {
                     errors.add(Exceptions.unwrap(error));
@@ -242,9 +242,8 @@ public final class RedLock extends CompositeLock {
             int yes = acquired.get();
             int no = busy.get() + failed.get();
             if (yes >= quorum) {
-                long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-                long lease = leaseMillis == Args.WATCHDOG_LEASE ? members.get(0).runtime.watchdog().leaseMillis()
-                        : leaseMillis;
+                long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(clock() - startNanos);
+                long lease = members.get(0).runtime.watchdog().leaseFor(leaseMillis);
                 // Redlock's validity: what is left of the lease once the time spent and the
                 // possible drift between the nodes' clocks are taken off.
                 long drift = lease / 100 + 2;
@@ -271,7 +270,7 @@ public final class RedLock extends CompositeLock {
         }
 
         private void decide(boolean success, RelockException failure) {
-            List<LockBase> toRelease;
+            List<LockEngine> toRelease;
             synchronized (this) {
                 if (decided) {
                     return;
@@ -288,7 +287,7 @@ public final class RedLock extends CompositeLock {
             }
         }
 
-        private void release(LockBase member) {
+        private void release(LockEngine member) {
             member.release(owner).whenComplete((ignored, error) -> { });
         }
     }
@@ -323,7 +322,7 @@ public final class RedLock extends CompositeLock {
     public CompletionStage<Void> unlockAsync(long ownerThreadId) {
         List<IllegalMonitorStateException> refusals = new java.util.concurrent.CopyOnWriteArrayList<>();
         List<CompletableFuture<Boolean>> releases = new ArrayList<>();
-        for (LockBase member : members) {
+        for (LockEngine member : members) {
             releases.add(member.release(ownerThreadId).handle((ignored, error) -> {
                 Throwable cause = error == null ? null : Exceptions.unwrap(error);
                 if (cause instanceof IllegalMonitorStateException refusal) {
@@ -358,7 +357,7 @@ public final class RedLock extends CompositeLock {
     @Override
     public boolean forceUnlock() {
         boolean any = false;
-        for (LockBase member : members) {
+        for (LockEngine member : members) {
             try {
                 any |= member.forceUnlock();
             } catch (RelockException e) {
@@ -371,12 +370,12 @@ public final class RedLock extends CompositeLock {
     /** Whether a majority of the nodes report the lock held. */
     @Override
     public boolean isLocked() {
-        return countReachable(LockBase::isLocked) >= quorum;
+        return countReachable(LockEngine::isLocked) >= quorum;
     }
 
     @Override
     public boolean isHeldByCurrentThread() {
-        return isHeldByThread(LockBase.currentThreadId());
+        return isHeldByThread(LockEngine.currentThreadId());
     }
 
     @Override
@@ -393,13 +392,13 @@ public final class RedLock extends CompositeLock {
     /** The lease that a majority of the nodes still have, in ms; -2 if no majority holds it. */
     @Override
     public long remainTimeToLive() {
-        long value = majorityValue(LockBase::remainTimeToLive);
+        long value = majorityValue(LockEngine::remainTimeToLive);
         return value < 0 ? -2 : value;
     }
 
-    private int countReachable(java.util.function.Predicate<LockBase> test) {
+    private int countReachable(java.util.function.Predicate<LockEngine> test) {
         int count = 0;
-        for (LockBase member : members) {
+        for (LockEngine member : members) {
             try {
                 if (test.test(member)) {
                     count++;
@@ -411,9 +410,9 @@ public final class RedLock extends CompositeLock {
         return count;
     }
 
-    private long majorityValue(java.util.function.ToLongFunction<LockBase> read) {
+    private long majorityValue(java.util.function.ToLongFunction<LockEngine> read) {
         List<Long> values = new ArrayList<>();
-        for (LockBase member : members) {
+        for (LockEngine member : members) {
             try {
                 values.add(read.applyAsLong(member));
             } catch (RelockException e) {

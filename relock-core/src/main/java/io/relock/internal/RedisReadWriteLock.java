@@ -5,20 +5,21 @@ import io.relock.DistributedLock;
 import io.relock.DistributedReadWriteLock;
 import java.util.concurrent.CompletableFuture;
 
-/** Seed 001's read-write lock, in Redisson's layout. */
+/** The read-write lock in Redisson's layout: two engines on one key, one per mode. */
 public final class RedisReadWriteLock implements DistributedReadWriteLock {
 
     private static final String READ = "read";
     private static final String WRITE = "write";
 
-    private final ReadLock readLock;
-    private final WriteLock writeLock;
+    private final LockEngine readLock;
+    private final LockEngine writeLock;
     private final String name;
 
-    public RedisReadWriteLock(ClientRuntime runtime, String name) {
-        this.name = Args.lockName(name);
-        this.readLock = new ReadLock(runtime, name);
-        this.writeLock = new WriteLock(runtime, name);
+    RedisReadWriteLock(ClientRuntime runtime, String name) {
+        LockKeys keys = LockKeys.of(runtime, name, LockKeys.RW_CHANNEL_PREFIX);
+        this.name = name;
+        this.readLock = new LockEngine(runtime, keys, new ReadDriver(runtime, keys), WaitPolicy.PUB_SUB);
+        this.writeLock = new LockEngine(runtime, keys, new WriteDriver(runtime, keys), WaitPolicy.PUB_SUB);
     }
 
     @Override
@@ -41,115 +42,109 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         return "RedisReadWriteLock{name='" + name + "'}";
     }
 
-    private static CompletableFuture<Long> forceReleaseMode(LockBase lock, String mode) {
-        return lock.runtime.gateway().eval(Script.RW_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {lock.key(), lock.channel()}, UnlockChannels.UNLOCK_MESSAGE, mode);
-    }
+    /** What both halves read and remove the same way, each in its own mode. */
+    private abstract static class ModeDriver extends KeyDriver {
 
-    private static CompletableFuture<String> mode(LockBase lock) {
-        return lock.runtime.gateway().read(commands -> commands.hget(lock.key(), "mode"));
-    }
+        private final String mode;
 
-    private static CompletableFuture<Integer> count(LockBase lock, String field) {
-        return lock.runtime.gateway().<String>read(commands -> commands.hget(lock.key(), field))
-                .thenApply(count -> count == null ? 0 : Integer.parseInt(count));
-    }
-
-    /** The shared half. */
-    static final class ReadLock extends LockBase {
-
-        ReadLock(ClientRuntime runtime, String name) {
-            super(runtime, name, RW_CHANNEL_PREFIX);
-        }
-
-        private String timeoutPrefix(String field) {
-            return auxiliaryKey(field + ":rwlock_timeout");
+        ModeDriver(ClientRuntime runtime, LockKeys keys, String mode) {
+            super(runtime, keys);
+            this.mode = mode;
         }
 
         @Override
-        protected CompletableFuture<Attempt> acquireOnce(Request request) {
+        public String type() {
+            return mode;
+        }
+
+        @Override
+        public CompletableFuture<Integer> holdCount(String field) {
+            return hashCount(field);
+        }
+
+        /** Whether the lock is in this half's mode: some reader (or the writer) holds it. */
+        @Override
+        public CompletableFuture<Boolean> isLocked() {
+            return runtime.gateway().<String>read(commands -> commands.hget(keys.key(), "mode"))
+                    .thenApply(mode::equals);
+        }
+
+        @Override
+        public CompletableFuture<Long> forceRelease() {
+            return runtime.gateway().eval(Script.RW_FORCE_RELEASE, ScriptOutputType.INTEGER,
+                    new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE, mode);
+        }
+    }
+
+    /** The shared half: one field per reader, and a timeout key per hold for its own lease. */
+    private static final class ReadDriver extends ModeDriver {
+
+        ReadDriver(ClientRuntime runtime, LockKeys keys) {
+            super(runtime, keys, READ);
+        }
+
+        private String timeoutPrefix(String field) {
+            return keys.auxiliaryKey(field + ":rwlock_timeout");
+        }
+
+        @Override
+        public CompletableFuture<Attempt> acquire(Request request) {
             String field = request.field();
             return request.<Long>eval(runtime.gateway(), Script.RW_READ_ACQUIRE, ScriptOutputType.INTEGER,
-                    new String[] {key(), timeoutPrefix(field)}, request.lease(), field, field + ":write",
+                    new String[] {keys.key(), timeoutPrefix(field)}, request.lease(), field, field + ":write",
                     request.countBefore()).thenApply(Attempt::fromTtl);
         }
 
         private String[] releaseKeys(String field) {
-            return new String[] {key(), channel(), timeoutPrefix(field), hashTagged()};
+            return new String[] {keys.key(), keys.channel(), timeoutPrefix(field), keys.hashTagged()};
         }
 
         @Override
-        protected CompletableFuture<Long> releaseOnce(Request request) {
+        public CompletableFuture<Long> release(Request request) {
             return request.eval(runtime.gateway(), Script.RW_READ_RELEASE, ScriptOutputType.INTEGER,
                     releaseKeys(request.field()), UnlockChannels.UNLOCK_MESSAGE, request.field(), "",
                     request.countBefore());
         }
 
         @Override
-        protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
+        public CompletableFuture<Long> rollback(String field, int countBefore) {
             return runtime.gateway().eval(Script.RW_READ_RELEASE, ScriptOutputType.INTEGER, releaseKeys(field),
                     UnlockChannels.UNLOCK_MESSAGE, field, Integer.toString(countBefore), "0");
         }
 
         @Override
-        protected CompletableFuture<Integer> holdCountOnce(String field) {
-            return count(this, field);
-        }
-
-        @Override
-        protected Script renewScript() {
+        public Script renewScript() {
             return Script.RW_READ_RENEW;
-        }
-
-        /** Whether the lock is in read mode: some reader holds it. */
-        @Override
-        public boolean isLocked() {
-            runtime.checkOpen();
-            return READ.equals(Futures.await(mode(this), "check read lock '" + getName() + "'"));
-        }
-
-        @Override
-        protected CompletableFuture<Long> forceReleaseOnce() {
-            return forceReleaseMode(this, READ);
-        }
-
-        @Override
-        String type() {
-            return "read";
-        }
-
-        @Override
-        public String toString() {
-            return "ReadLock{name='" + getName() + "'}";
         }
     }
 
-    /** The exclusive half. */
-    static final class WriteLock extends LockBase {
+    /** The exclusive half: the owner's field with {@code :write} appended. */
+    private static final class WriteDriver extends ModeDriver {
 
         private static final long UPGRADE = -3;
+        private static final String SUFFIX = ":write";
 
-        WriteLock(ClientRuntime runtime, String name) {
-            super(runtime, name, RW_CHANNEL_PREFIX);
+        WriteDriver(ClientRuntime runtime, LockKeys keys) {
+            super(runtime, keys, WRITE);
         }
 
         @Override
-        protected String fieldOf(long owner) {
-            return runtime.field(owner) + ":write";
+        public String fieldOf(String ownerField) {
+            return ownerField + SUFFIX;
         }
 
         private static String readerField(String writeField) {
-            return writeField.substring(0, writeField.length() - ":write".length());
+            return writeField.substring(0, writeField.length() - SUFFIX.length());
         }
 
         @Override
-        protected CompletableFuture<Attempt> acquireOnce(Request request) {
+        public CompletableFuture<Attempt> acquire(Request request) {
             String field = request.field();
             return request.<Long>eval(runtime.gateway(), Script.RW_WRITE_ACQUIRE, ScriptOutputType.INTEGER,
-                    new String[] {key()}, request.lease(), field, readerField(field), request.countBefore())
+                    new String[] {keys.key()}, request.lease(), field, readerField(field), request.countBefore())
                     .thenApply(ttl -> {
                         if (ttl != null && ttl == UPGRADE) {
-                            throw new IllegalMonitorStateException("cannot take the write lock of '" + getName()
+                            throw new IllegalMonitorStateException("cannot take the write lock of '" + keys.name()
                                     + "' while holding only its read lock (" + readerField(field)
                                     + "): an upgrade would wait for itself; release the read lock first");
                         }
@@ -158,44 +153,22 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         }
 
         @Override
-        protected CompletableFuture<Long> releaseOnce(Request request) {
+        public CompletableFuture<Long> release(Request request) {
             return request.eval(runtime.gateway(), Script.RW_WRITE_RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {key(), channel()}, UnlockChannels.READ_UNLOCK_MESSAGE, request.lease(),
+                    new String[] {keys.key(), keys.channel()}, UnlockChannels.READ_UNLOCK_MESSAGE, request.lease(),
                     request.field(), "", request.countBefore());
         }
 
         @Override
-        protected CompletableFuture<Long> rollbackOnce(String field, int countBefore) {
+        public CompletableFuture<Long> rollback(String field, int countBefore) {
             return runtime.gateway().eval(Script.RW_WRITE_RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {key(), channel()}, UnlockChannels.READ_UNLOCK_MESSAGE,
+                    new String[] {keys.key(), keys.channel()}, UnlockChannels.READ_UNLOCK_MESSAGE,
                     Long.toString(runtime.watchdog().leaseMillis()), field, Integer.toString(countBefore), "0");
         }
 
         @Override
-        protected CompletableFuture<Integer> holdCountOnce(String field) {
-            return count(this, field);
-        }
-
-        /** Whether the lock is in write mode: a writer holds it. */
-        @Override
-        public boolean isLocked() {
-            runtime.checkOpen();
-            return WRITE.equals(Futures.await(mode(this), "check write lock '" + getName() + "'"));
-        }
-
-        @Override
-        protected CompletableFuture<Long> forceReleaseOnce() {
-            return forceReleaseMode(this, WRITE);
-        }
-
-        @Override
-        String type() {
-            return "write";
-        }
-
-        @Override
-        public String toString() {
-            return "WriteLock{name='" + getName() + "'}";
+        public Script renewScript() {
+            return Script.LOCK_RENEW;
         }
     }
 }

@@ -80,6 +80,11 @@ final class Watchdog {
         return leaseMillis;
     }
 
+    /** The lease an acquire sets on Redis: the one asked for, or the watchdog's for {@link Args#WATCHDOG_LEASE}. */
+    long leaseFor(long requestedLease) {
+        return requestedLease == Args.WATCHDOG_LEASE ? leaseMillis : requestedLease;
+    }
+
     void start() {
         schedule();
     }
@@ -92,9 +97,9 @@ final class Watchdog {
      * Records an acquire that left the owner with {@code count} holds; {@code requestedLease} is
      * {@link Args#WATCHDOG_LEASE} for renewal.
      */
-    void acquired(LockBase lock, long owner, String field, long requestedLease, int count, String ownerThreadName) {
+    void acquired(LockEngine lock, long owner, String field, long requestedLease, int count, String ownerThreadName) {
         boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
-        long lease = watchdog ? leaseMillis : requestedLease;
+        long lease = leaseFor(requestedLease);
         Hold hold = holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {
             // A re-entry keeps the watchdog if any acquire of this hold asked for it, as Redisson does.
             if (previous != null && !previous.lost && previous.watchdog) {
@@ -105,7 +110,7 @@ final class Watchdog {
         hold.count = count;
     }
 
-    Hold get(LockBase lock, long owner) {
+    Hold get(LockEngine lock, long owner) {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
 

@@ -1,0 +1,361 @@
+package io.relock.internal;
+
+import io.relock.AcquireEvent;
+import io.relock.RelockConnectionException;
+import io.relock.RelockReplicaSyncException;
+import io.relock.internal.LockDriver.Attempt;
+import io.relock.internal.LockDriver.Request;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquire with its deadline, run as a chain of callbacks rather than a blocked thread:
+ * an unlock message triggers the next attempt directly from the I/O thread, and the caller
+ * (sync API) only waits for {@link #result}.
+ *
+ * <pre>
+ *   STARTED ─► COUNTING (a re-entry reads its hold count) ─► ATTEMPTING
+ *   ATTEMPTING ─► acquired ─────────────────────────────────► DONE
+ *              ─► acquired, replica sync on ─► CONFIRMING ──► DONE, or ATTEMPTING (repeat), or UNDOING
+ *              ─► busy, time left ─► SUBSCRIBING ─► ATTEMPTING          (pub/sub, first time)
+ *                                 ─► PARKED ─► ATTEMPTING               (pub/sub: message or TTL)
+ *                                 ─► PAUSED ─► ATTEMPTING               (backoff, or no pub/sub)
+ *              ─► busy, no time left, or cancelled ─► LEAVING ─► DONE   (not acquired)
+ *              ─► outcome unknown, or acquired after a cancel ─► UNDOING ─► DONE
+ *   any state ─► abort (the client closes) ─► DONE
+ * </pre>
+ *
+ * <p>{@link #cancel()} (an interrupt) only sets a flag and fires a parked waiter early; the next
+ * transition sees the flag. Whatever the path, {@link #result} completes once, after the
+ * subscription is given back and nothing is held that the caller will not hear of.
+ */
+final class Acquisition {
+
+    /** Where an acquire is; read by tests and {@link #toString()}, never used to decide. */
+    enum State { STARTED, COUNTING, ATTEMPTING, SUBSCRIBING, PARKED, PAUSED, CONFIRMING, UNDOING, LEAVING, DONE }
+
+    private static final Logger LOG = LoggerFactory.getLogger(Acquisition.class);
+
+    /** The longest a waiter parks when it cannot be sure its subscription still hears releases. */
+    static final long UNSURE_PARK_MILLIS = 1000;
+
+    private final LockEngine lock;
+    private final ClientRuntime runtime;
+    private final LockDriver driver;
+    private final LockKeys keys;
+    private final WaitPolicy wait;
+
+    final long owner;
+    final CompletableFuture<Attempt> result = new CompletableFuture<>();
+    private final long leaseMillis;
+    private final long waitNanos;
+    private final long startNanos;
+    private final String field;
+    private final boolean reentry;
+    private final AtomicBoolean finished = new AtomicBoolean();
+    private int failures;
+    private final AtomicReference<UnlockChannels.Channel> subscription = new AtomicReference<>();
+    private volatile boolean cancelled;
+    private volatile RuntimeException abortCause;
+    private volatile UnlockChannels.Waiter parked;
+    private volatile long subscribedEpoch;
+    private final String ownerThreadName;
+    /** The observers at the start and their contexts, or null when nobody observed. */
+    private final Observers.Started observed;
+    private volatile int holdsAfter;
+    private volatile State state = State.STARTED;
+
+    Acquisition(LockEngine lock, long owner, long waitNanos, long leaseMillis) {
+        this.lock = lock;
+        this.runtime = lock.runtime;
+        this.driver = lock.driver();
+        this.keys = lock.keys();
+        this.wait = lock.waitPolicy();
+        this.owner = owner;
+        this.waitNanos = waitNanos;
+        this.leaseMillis = leaseMillis;
+        this.startNanos = runtime.nanoTime();
+        this.field = lock.fieldOf(owner);
+        Thread caller = Thread.currentThread();
+        this.ownerThreadName = caller.getId() == owner ? caller.getName() : null;
+        Observers observers = runtime.observers();
+        this.observed = observers.any() ? observers.acquireStarted(lock.getName(), driver.type(), owner) : null;
+        // A lost hold may still be on Redis (the renewal failed, the key did not expire yet):
+        // its count is read too, else a repeat would be judged against the wrong count.
+        this.reentry = runtime.watchdog().get(lock, owner) != null;
+    }
+
+    void begin() {
+        runtime.register(this);
+        if (reentry) {
+            state = State.COUNTING;
+            // Recognising a repeat, and undoing an acquire whose outcome stayed unknown,
+            // need the exact count before it; a first acquire starts from 0 and needs no
+            // round trip for that.
+            driver.holdCount(field).whenComplete((count, error) -> {
+                if (error != null) {
+                    finish(null, Exceptions.translate(lock.describe("acquire"), error));
+                } else {
+                    attempt(count);
+                }
+            });
+        } else {
+            attempt(0);
+        }
+    }
+
+    private void attempt(int before) {
+        attempt(before, false);
+    }
+
+    /** One try; {@code repeat} when an earlier try's effect may stand (its outcome was never seen). */
+    private void attempt(int before, boolean repeat) {
+        if (cancelled) {
+            finish(Attempt.NOT_ACQUIRED, null);
+            return;
+        }
+        state = State.ATTEMPTING;
+        long lease = runtime.watchdog().leaseFor(leaseMillis);
+        long epoch = runtime.gateway().connectionEpoch();
+        CompletableFuture<Attempt> reply;
+        try {
+            reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat));
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        reply.whenComplete((attempt, error) -> onReply(before, epoch, attempt, error));
+    }
+
+    /**
+     * How long one try may ride through connection trouble or a failover: to the end of the
+     * wait, at least the command timeout; an unbounded {@code lock()} rides through one
+     * outage for up to a watchdog timeout, after which any hold would have expired anyway.
+     */
+    private RedisGateway.Budget retryBudget() {
+        long waitDeadline = waitNanos >= Args.FOREVER_NANOS
+                ? runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runtime.watchdog().leaseMillis())
+                : startNanos + waitNanos;
+        return runtime.gateway().budget(waitDeadline);
+    }
+
+    private void onReply(int before, long epoch, Attempt attempt, Throwable error) {
+        if (error != null) {
+            RuntimeException failure = Exceptions.translate(lock.describe("acquire"), error);
+            if (Exceptions.outcomeUnknown(error)) {
+                // The gateway gave up retrying: undone before the caller hears of it.
+                state = State.UNDOING;
+                lock.rollback(owner, before, failure).whenComplete((ignored, e) -> finish(null, failure));
+            } else {
+                finish(null, failure);
+            }
+            return;
+        }
+        if (attempt.acquired()) {
+            if (cancelled) {
+                state = State.UNDOING;
+                lock.rollback(owner, before, null).whenComplete((ignored, e) -> finish(Attempt.NOT_ACQUIRED, null));
+            } else if (runtime.gateway().replicaSync()) {
+                state = State.CONFIRMING;
+                awaitReplicas(before, epoch, attempt);
+            } else {
+                held(before + 1);
+                finish(attempt, null);
+            }
+            return;
+        }
+        long leftNanos = waitNanos - (runtime.nanoTime() - startNanos);
+        if (leftNanos <= 0 || cancelled) {
+            finish(Attempt.NOT_ACQUIRED, null);
+            return;
+        }
+        long leftMillis = TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1;
+        long ttl = attempt.ttlMillis();
+        long untilExpiry = ttl > 0 ? Math.min(ttl, leftMillis) : leftMillis;
+        failures++;
+        if (!wait.subscribes()) {
+            pause(before, Math.min(Math.max(1, wait.pauseMillis(failures)), untilExpiry));
+            return;
+        }
+        UnlockChannels.Channel subscribed = subscription.get();
+        if (subscribed == null) {
+            subscribeThenRetry(before, untilExpiry);
+            return;
+        }
+        if (runtime.gateway().connectionEpoch() != subscribedEpoch) {
+            // A connection broke since the subscription was made (a failover, a reconnect):
+            // the unlock message may go to a server this client no longer listens to, so a
+            // wake-up comes at least every second rather than after the holder's whole TTL.
+            untilExpiry = Math.min(untilExpiry, UNSURE_PARK_MILLIS);
+        }
+        state = State.PARKED;
+        UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), untilExpiry);
+        parked = waiter;
+        if (cancelled) {
+            waiter.fire();
+        }
+    }
+
+    /**
+     * Keeps the acquire only once enough replicas have it: a failover to a replica without
+     * it would hand the lock to someone else while this owner believes it holds it.
+     */
+    private void awaitReplicas(int before, long epoch, Attempt attempt) {
+        RedisGateway gateway = runtime.gateway();
+        gateway.waitForReplicas(keys.key()).whenComplete((acks, error) -> {
+            int required = gateway.replicaSyncMinReplicas();
+            boolean reconnected = gateway.connectionEpoch() != epoch;
+            if ((reconnected || (error != null && RedisGateway.transientFailure(Exceptions.unwrap(error))))
+                    && !cancelled && retryBudget().deadlineNanos() - runtime.nanoTime() > 0) {
+                // WAIT counts the writes of the connection it runs on: after a reconnect the
+                // acquire is run again as a repeat (it only refreshes the lease, a write on
+                // the new connection) and WAIT asked again.
+                attempt(before, true);
+                return;
+            }
+            RuntimeException failure;
+            if (error != null) {
+                failure = Exceptions.translate(lock.describe("wait for replicas of"), error);
+            } else if (reconnected) {
+                failure = new RelockConnectionException("Redis connection was re-established while waiting "
+                        + "for replicas: " + lock.describe("acquire") + "; the acquire was undone", null);
+            } else if (acks >= required) {
+                held(before + 1);
+                finish(attempt, null);
+                return;
+            } else {
+                failure = new RelockReplicaSyncException("acquired lock '" + lock.getName() + "' on the master but only "
+                        + acks + " of the required " + required + " replicas acknowledged within "
+                        + gateway.replicaSyncTimeoutMillis() + " ms; the acquire was released", acks.intValue(),
+                        required);
+            }
+            // Undone before the caller hears of it, so nothing stays held that it does not know of.
+            state = State.UNDOING;
+            lock.rollback(owner, before, failure).whenComplete((ignored, rollbackError) -> finish(null, failure));
+        });
+    }
+
+    private void held(int count) {
+        holdsAfter = count;
+        runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName);
+    }
+
+    /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */
+    private void pause(int before, long millis) {
+        state = State.PAUSED;
+        UnlockChannels.Waiter waiter = UnlockChannels.timed(runtime.timer(), () -> attempt(before), millis);
+        parked = waiter;
+        if (cancelled) {
+            waiter.fire();
+        }
+    }
+
+    private void subscribeThenRetry(int before, long untilExpiry) {
+        state = State.SUBSCRIBING;
+        runtime.channels().subscribe(driver.channelFor(keys, field)).whenComplete((subscribed, error) -> {
+            if (error != null) {
+                // Only the pub/sub connection is in trouble (e.g. a proxy or an output buffer
+                // limit dropped it): wait by polling until it is back, within the wait.
+                LOG.debug("cannot subscribe to the unlock channel of lock '{}' ({}); polling", lock.getName(),
+                        Exceptions.unwrap(error).toString());
+                pause(before, Math.min(untilExpiry, RedisGateway.MAX_RETRY_PAUSE_MILLIS));
+                return;
+            }
+            subscribedEpoch = runtime.gateway().connectionEpoch();
+            subscription.set(subscribed);
+            if (finished.get()) {
+                releaseSubscription();
+            } else {
+                // The holder may have released before the subscription was in place.
+                attempt(before);
+            }
+        });
+    }
+
+    void cancel() {
+        cancelled = true;
+        UnlockChannels.Waiter waiter = parked;
+        if (waiter != null) {
+            waiter.fire();
+        }
+    }
+
+    /** Ends the wait at once with {@code failure}, e.g. because the client is closing. */
+    void abort(RuntimeException failure) {
+        // Set before cancelling: the cancelled attempt may finish first, and must not
+        // report a plain "not acquired" to a lock() that has no such answer.
+        abortCause = failure;
+        cancel();
+        finish(null, failure);
+    }
+
+    private void finish(Attempt outcome, RuntimeException error) {
+        if (!finished.compareAndSet(false, true)) {
+            return;
+        }
+        RuntimeException failure = error != null ? error : abortCause;
+        releaseSubscription();
+        runtime.unregister(this);
+        if (outcome == null || !outcome.acquired()) {
+            state = State.LEAVING;
+            driver.abandon(field).whenComplete((ignored, abandonError) -> {
+                if (abandonError != null) {
+                    // A fair lock's queue then keeps this waiter until threadWaitTime drops it.
+                    LOG.debug("could not leave the waiters of lock '{}' ({})", lock.getName(),
+                            Exceptions.unwrap(abandonError).toString());
+                }
+                complete(outcome, failure);
+            });
+        } else {
+            complete(outcome, failure);
+        }
+    }
+
+    private void complete(Attempt outcome, RuntimeException failure) {
+        state = State.DONE;
+        if (observed != null) {
+            observe(outcome, failure);
+        }
+        if (failure != null) {
+            result.completeExceptionally(failure);
+        } else {
+            result.complete(outcome);
+        }
+    }
+
+    private void observe(Attempt outcome, RuntimeException failure) {
+        AcquireEvent.Outcome how;
+        if (failure != null) {
+            how = AcquireEvent.Outcome.ERROR;
+        } else if (outcome.acquired()) {
+            how = AcquireEvent.Outcome.ACQUIRED;
+        } else if (cancelled) {
+            how = AcquireEvent.Outcome.INTERRUPTED;
+        } else {
+            how = AcquireEvent.Outcome.TIMEOUT;
+        }
+        Observers.acquireEnded(new AcquireEvent(lock.getName(), driver.type(), owner, how,
+                runtime.nanoTime() - startNanos, how == AcquireEvent.Outcome.ACQUIRED ? holdsAfter : 0, failure),
+                observed);
+    }
+
+    private void releaseSubscription() {
+        UnlockChannels.Channel subscribed = subscription.getAndSet(null);
+        if (subscribed != null) {
+            runtime.channels().release(subscribed);
+        }
+    }
+
+    State state() {
+        return state;
+    }
+
+    @Override
+    public String toString() {
+        return "Acquisition{lock='" + lock.getName() + "', owner=" + owner + ", state=" + state
+                + (cancelled ? ", cancelled" : "") + "}";
+    }
+}

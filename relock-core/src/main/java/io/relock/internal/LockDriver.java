@@ -1,0 +1,99 @@
+package io.relock.internal;
+
+import io.lettuce.core.ScriptOutputType;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What a lock type brings to the {@link LockEngine}: its data layout on Redis, as the scripts
+ * that acquire, release, undo and inspect a hold, and how to read their replies. Everything else
+ * (waiting, deadlines, interrupts, lost replies, replica sync, the watchdog, observers) is the
+ * engine's, the same for every type. A driver holds no per-call state.
+ */
+interface LockDriver {
+
+    /** The outcome of one acquire attempt. */
+    record Attempt(boolean acquired, long ttlMillis, long token) {
+
+        static final Attempt NOT_ACQUIRED = new Attempt(false, -2, 0);
+
+        /** Acquired; {@code token} is the fencing token where the lock type has one, else 0. */
+        static Attempt acquired(long token) {
+            return new Attempt(true, 0, token);
+        }
+
+        /** Held by another owner whose hold has {@code ttlMillis} left (-1: no expiry). */
+        static Attempt busy(long ttlMillis) {
+            return new Attempt(false, ttlMillis, 0);
+        }
+
+        /** Maps the usual script reply: nil when acquired, else the holder's TTL. */
+        static Attempt fromTtl(Long ttl) {
+            return ttl == null ? acquired(0) : busy(ttl);
+        }
+    }
+
+    /**
+     * One acquire or release call of {@code field}: the lease to set, the owner's hold count
+     * before the call (so that a script run twice can tell the second run from a new call), how
+     * long to retry through connection trouble, and whether the call may repeat one that took
+     * effect already.
+     */
+    record Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat) {
+
+        String lease() {
+            return Long.toString(leaseMillis);
+        }
+
+        String countBefore() {
+            return Integer.toString(holdsBefore);
+        }
+
+        /** Runs {@code script} for this call; the gateway appends the repeat flag. */
+        <T> CompletableFuture<T> eval(RedisGateway gateway, Script script, ScriptOutputType type, String[] keys,
+                String... args) {
+            return gateway.eval(script, type, budget, repeat, keys, args);
+        }
+    }
+
+    /** The type's name for people: {@code reentrant}, {@code fair}, {@code fenced}, {@code simple}, {@code read}, {@code write}. */
+    String type();
+
+    /** One acquire attempt; a repeat must not take a second hold. */
+    CompletableFuture<Attempt> acquire(Request request);
+
+    /**
+     * Releases one hold: null if {@code field} holds nothing, 0 if still held, 1 if released; a
+     * repeat of a release that took effect answers as that one did.
+     */
+    CompletableFuture<Long> release(Request request);
+
+    /** Undoes an acquire that may or may not have been applied; {@code countBefore} is the prior hold count. */
+    CompletableFuture<Long> rollback(String field, int countBefore);
+
+    /** Hold count of {@code field}, 0 when it holds nothing. */
+    CompletableFuture<Integer> holdCount(String field);
+
+    /** Removes the lock whoever holds it and wakes its waiters: 1 if there was a lock, else 0. */
+    CompletableFuture<Long> forceRelease();
+
+    /** Whether anyone holds the lock in the sense of this type (for a read-write half: in its mode). */
+    CompletableFuture<Boolean> isLocked();
+
+    /** The script that renews this type's holds in batches (see {@code lock_renew.lua}). */
+    Script renewScript();
+
+    /** The hash field (or token) of a client's owner field {@code <clientId>:<owner>} in this type's data. */
+    default String fieldOf(String ownerField) {
+        return ownerField;
+    }
+
+    /** Where the release that lets {@code field} in is announced: the lock's channel unless the type says otherwise. */
+    default String channelFor(LockKeys keys, String field) {
+        return keys.channel();
+    }
+
+    /** Called when an owner stops waiting without the lock, e.g. to leave a waiter queue. */
+    default CompletableFuture<?> abandon(String field) {
+        return CompletableFuture.completedFuture(null);
+    }
+}

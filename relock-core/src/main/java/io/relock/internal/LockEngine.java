@@ -1,0 +1,372 @@
+package io.relock.internal;
+
+import io.relock.AcquireEvent;
+import io.relock.internal.LockDriver.Attempt;
+import io.relock.internal.LockDriver.Request;
+import io.relock.DistributedLock;
+import io.relock.ForceUnlockEvent;
+import io.relock.ReleaseEvent;
+import io.relock.RelockConnectionException;
+import io.relock.RelockReplicaSyncException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Condition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one lock engine: argument checks, the wait loop (attempt, then wait as the
+ * {@link WaitPolicy} says, attempt again), interrupt and timeout handling, undoing acquires
+ * whose reply was lost, replica sync, release bookkeeping, the watchdog hand-off and the
+ * observer events. A lock type is a {@link LockDriver} (its scripts) and a wait policy; the
+ * engine is the same for all of them.
+ *
+ * <p>Follow {@code lock()}: {@link #start} makes an {@link Acquisition}, which calls
+ * {@link LockDriver#acquire} until it holds the lock, the wait ends or the caller gives up, and
+ * parks between attempts. Follow {@code unlock()}: {@link #release} calls
+ * {@link LockDriver#release} with the hold count the watchdog keeps, and forgets the hold when
+ * the last one is gone.
+ */
+public final class LockEngine implements DistributedLock, EngineBacked {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
+
+    final ClientRuntime runtime;
+    private final LockKeys keys;
+    private final LockDriver driver;
+    private final WaitPolicy wait;
+
+    LockEngine(ClientRuntime runtime, LockKeys keys, LockDriver driver, WaitPolicy wait) {
+        this.runtime = runtime;
+        this.keys = keys;
+        this.driver = driver;
+        this.wait = wait;
+    }
+
+    @Override
+    public LockEngine engine() {
+        return this;
+    }
+
+    // ---- identity ----------------------------------------------------------------------------
+
+    @Override
+    public String getName() {
+        return keys.name();
+    }
+
+    /** The Redis key (the name with the configured prefix). */
+    String key() {
+        return keys.key();
+    }
+
+    /** The channel that unlock messages of this lock are published on. */
+    String channel() {
+        return keys.channel();
+    }
+
+    /** This lock type's name, as {@link io.relock.HeldLock#type()} and the observer events give it. */
+    String type() {
+        return driver.type();
+    }
+
+    /** The script that renews this lock type's holds in the watchdog's batches. */
+    Script renewScript() {
+        return driver.renewScript();
+    }
+
+    /** The hash field (or token) that identifies {@code owner} in this lock type's data. */
+    String fieldOf(long owner) {
+        return driver.fieldOf(runtime.field(owner));
+    }
+
+    LockDriver driver() {
+        return driver;
+    }
+
+    LockKeys keys() {
+        return keys;
+    }
+
+    WaitPolicy waitPolicy() {
+        return wait;
+    }
+
+    void checkOpen() {
+        runtime.checkOpen();
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        runtime.checkOpen();
+        boolean removed = Futures.await(driver.forceRelease(), describe("force-unlock")) == 1;
+        Observers observers = runtime.observers();
+        if (observers.any()) {
+            observers.forceUnlocked(new ForceUnlockEvent(getName(), type(), removed));
+        }
+        return removed;
+    }
+
+    static long currentThreadId() {
+        return Thread.currentThread().getId();
+    }
+
+    String describe(String operation) {
+        return operation + " " + (driver.type().equals("read") || driver.type().equals("write") ? driver.type() + " " : "")
+                + "lock '" + getName() + "'";
+    }
+
+    @Override
+    public String toString() {
+        return "Lock{type=" + type() + ", name='" + getName() + "', wait=" + wait + "}";
+    }
+
+    // ---- synchronous API ---------------------------------------------------------------------
+
+    @Override
+    public void lock() {
+        acquireUninterruptibly(Args.FOREVER_NANOS, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public void lock(long leaseTime, TimeUnit unit) {
+        acquireUninterruptibly(Args.FOREVER_NANOS, Args.leaseMillis(leaseTime, unit));
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        acquireInterruptibly(Args.FOREVER_NANOS, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
+        acquireInterruptibly(Args.FOREVER_NANOS, Args.leaseMillis(leaseTime, unit));
+    }
+
+    @Override
+    public boolean tryLock() {
+        return acquireUninterruptibly(0, Args.WATCHDOG_LEASE).acquired();
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException {
+        return acquireInterruptibly(Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE).acquired();
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return acquireInterruptibly(Args.waitNanos(waitTime, unit), lease).acquired();
+    }
+
+    @Override
+    public void unlock() {
+        Futures.await(release(currentThreadId()), describe("unlock"));
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return isHeldByThread(currentThreadId());
+    }
+
+    @Override
+    public boolean isHeldByThread(long threadId) {
+        return holdCount(threadId) > 0;
+    }
+
+    @Override
+    public int getHoldCount() {
+        return holdCount(currentThreadId());
+    }
+
+    private int holdCount(long owner) {
+        runtime.checkOpen();
+        return Futures.await(driver.holdCount(fieldOf(owner)), describe("read hold count of"));
+    }
+
+    @Override
+    public boolean isLocked() {
+        runtime.checkOpen();
+        return Futures.await(driver.isLocked(), describe("check"));
+    }
+
+    @Override
+    public long remainTimeToLive() {
+        runtime.checkOpen();
+        return Futures.await(runtime.gateway().read(commands -> commands.pttl(keys.key())), describe("read TTL of"));
+    }
+
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("distributed locks have no conditions: lock '" + getName()
+                + "' cannot create one; use a Redis list or stream to signal between processes");
+    }
+
+    /** Acquires for the calling thread; an interrupt is remembered, not obeyed. */
+    Attempt acquireUninterruptibly(long waitNanos, long leaseMillis) {
+        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
+        return Futures.await(acquisition.result, describe("acquire"));
+    }
+
+    /** Acquires for the calling thread; an interrupt ends the wait with nothing held. */
+    Attempt acquireInterruptibly(long waitNanos, long leaseMillis) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring lock '" + getName() + "'");
+        }
+        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
+        try {
+            return acquisition.result.get();
+        } catch (ExecutionException e) {
+            throw Exceptions.translate(describe("acquire"), e);
+        } catch (InterruptedException interrupt) {
+            acquisition.cancel();
+            settleAfterInterrupt(acquisition, interrupt);
+            throw interrupt;
+        }
+    }
+
+    /**
+     * After an interrupt, waits (bounded by the command timeouts involved) for the attempt in
+     * flight to settle, so that the subscription is gone and no hold is left when the caller
+     * sees the {@link InterruptedException}. A hold won in that window is released again.
+     */
+    private void settleAfterInterrupt(Acquisition acquisition, InterruptedException interrupt) {
+        long bound = 3 * runtime.config().commandTimeout().toMillis() + 1000;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
+        while (true) {
+            try {
+                if (acquisition.result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                        .acquired()) {
+                    release(acquisition.owner).get(bound, TimeUnit.MILLISECONDS);
+                }
+                return;
+            } catch (InterruptedException again) {
+                // Already on the way out with an InterruptedException; keep settling.
+            } catch (ExecutionException | TimeoutException e) {
+                interrupt.addSuppressed(Exceptions.translate(describe("settle interrupted acquire of"), e));
+                return;
+            }
+        }
+    }
+
+    // ---- asynchronous API --------------------------------------------------------------------
+
+    @Override
+    public CompletionStage<Void> lockAsync(long ownerThreadId) {
+        return acquireAsync(ownerThreadId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE).thenApply(attempt -> null);
+    }
+
+    @Override
+    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return acquireAsync(ownerThreadId, Args.FOREVER_NANOS, lease).thenApply(attempt -> null);
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
+        return acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE).thenApply(Attempt::acquired);
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return acquireAsync(ownerThreadId, Args.waitNanos(waitTime, unit), lease).thenApply(Attempt::acquired);
+    }
+
+    /** Acquires for an explicit owner, without blocking. */
+    CompletableFuture<Attempt> acquireAsync(long owner, long waitNanos, long leaseMillis) {
+        return start(owner, waitNanos, leaseMillis).result;
+    }
+
+    @Override
+    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
+        return release(ownerThreadId);
+    }
+
+    // ---- the engine --------------------------------------------------------------------------
+
+    Acquisition start(long owner, long waitNanos, long leaseMillis) {
+        runtime.checkOpen();
+        Acquisition acquisition = new Acquisition(this, owner, waitNanos, leaseMillis);
+        acquisition.begin();
+        return acquisition;
+    }
+
+    /** Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none. */
+    CompletableFuture<Void> release(long owner) {
+        runtime.checkOpen();
+        String field = fieldOf(owner);
+        Hold hold = runtime.watchdog().get(this, owner);
+        long lease = hold != null ? hold.leaseMillis : runtime.watchdog().leaseMillis();
+        if (hold != null) {
+            hold.releasing.incrementAndGet();
+        }
+        int held = hold != null ? hold.count : 0;
+        CompletableFuture<Long> reply;
+        try {
+            reply = driver.release(new Request(field, lease, held, runtime.gateway().budget(), false));
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.handle((outcome, error) -> {
+            if (hold != null) {
+                hold.releasing.decrementAndGet();
+            }
+            if (error != null) {
+                throw Exceptions.translate(describe("unlock"), error);
+            }
+            if (outcome == null) {
+                if (hold == null) {
+                    throw Exceptions.notHeld(getName(), field);
+                }
+                runtime.watchdog().forget(hold);
+                released(hold, ReleaseEvent.Outcome.LOST);
+                throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
+            }
+            if (hold != null) {
+                if (outcome == 1) {
+                    runtime.watchdog().forget(hold);
+                    released(hold, ReleaseEvent.Outcome.RELEASED);
+                } else {
+                    hold.count = held - 1;
+                }
+            }
+            return null;
+        });
+    }
+
+    private void released(Hold hold, ReleaseEvent.Outcome outcome) {
+        Observers observers = runtime.observers();
+        if (observers.any()) {
+            observers.released(new ReleaseEvent(getName(), type(), hold.owner,
+                    runtime.nanoTime() - hold.acquiredAtNanos, outcome));
+        }
+    }
+
+    CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
+        String field = fieldOf(owner);
+        CompletableFuture<Long> undo;
+        try {
+            undo = driver.rollback(field, countBefore);
+        } catch (RuntimeException e) {
+            undo = CompletableFuture.failedFuture(e);
+        }
+        return undo.whenComplete((undone, error) -> {
+            if (error != null) {
+                // The lease still bounds it: without a recorded hold the watchdog never renews it.
+                LOG.warn("could not undo an uncertain acquire of lock '{}' by {} ({}); it expires with its lease",
+                        getName(), field, Exceptions.unwrap(error).toString());
+                if (reason != null) {
+                    reason.addSuppressed(Exceptions.unwrap(error));
+                }
+            } else if (undone != null && undone == 1) {
+                LOG.debug("undid an acquire of lock '{}' by {} whose outcome was not seen", getName(), field);
+            }
+        });
+    }
+}

@@ -1,0 +1,273 @@
+package io.relock.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.relock.RelockConfig;
+import io.relock.RelockTimeoutException;
+import io.relock.internal.Acquisition.State;
+import io.relock.internal.LockDriver.Attempt;
+import io.relock.testkit.Eventually;
+import io.relock.testkit.RedisExtension;
+import io.relock.testkit.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The acquisition's transitions, each driven to a chosen interleaving: the driver's replies are
+ * held at a gate until the test lets them through, and the client's clock is a counter the test
+ * moves. Redis is real (the scripts run), but no outcome depends on real time.
+ */
+class AcquisitionTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = RedisExtension.perTest();
+
+    private static final Duration PROMPTLY = Duration.ofSeconds(10);
+    private static final long LEASE = 30_000;
+
+    private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+    private ClientRuntime runtime;
+    private ClientRuntime other;
+
+    @BeforeEach
+    void connect(RedisServer server) {
+        RelockConfig config = RelockConfig.builder().singleServer(server.uri()).build();
+        runtime = ClientRuntime.start(config, clock::get);
+        other = ClientRuntime.start(config);
+    }
+
+    @AfterEach
+    void close() {
+        runtime.close();
+        other.close();
+    }
+
+    /** The reentrant driver, with every acquire and hold-count reply held until released. */
+    static final class GatedDriver extends ReentrantDriver {
+
+        final List<CompletableFuture<Void>> gates = new ArrayList<>();
+        final List<Throwable> injectedFailures = new ArrayList<>();
+        /** Whether hold-count reads wait at a gate too (the test's own reads never do). */
+        volatile boolean gateCounts;
+
+        GatedDriver(ClientRuntime runtime, LockKeys keys) {
+            super(runtime, keys, "reentrant");
+        }
+
+        private synchronized CompletableFuture<Void> nextGate() {
+            CompletableFuture<Void> gate = new CompletableFuture<>();
+            gates.add(gate);
+            return gate;
+        }
+
+        synchronized CompletableFuture<Void> gate(int index) {
+            return gates.get(index);
+        }
+
+        synchronized int gatesOpened() {
+            return gates.size();
+        }
+
+        /** The next acquire runs on Redis but its caller sees {@code failure} instead of the reply. */
+        synchronized void failNextAcquireWith(Throwable failure) {
+            injectedFailures.add(failure);
+        }
+
+        private synchronized Throwable takeFailure() {
+            return injectedFailures.isEmpty() ? null : injectedFailures.remove(0);
+        }
+
+        @Override
+        public CompletableFuture<Attempt> acquire(LockDriver.Request request) {
+            CompletableFuture<Void> gate = nextGate();
+            Throwable failure = takeFailure();
+            return super.acquire(request).thenCombine(gate, (attempt, open) -> {
+                if (failure != null) {
+                    throw new java.util.concurrent.CompletionException(failure);
+                }
+                return attempt;
+            });
+        }
+
+        @Override
+        public CompletableFuture<Integer> holdCount(String field) {
+            return gateCounts ? super.holdCount(field).thenCombine(nextGate(), (count, open) -> count)
+                    : super.holdCount(field);
+        }
+    }
+
+    private LockEngine engine(GatedDriver[] driver, WaitPolicy wait, String name) {
+        LockKeys keys = LockKeys.of(runtime, name, LockKeys.LOCK_CHANNEL_PREFIX);
+        driver[0] = new GatedDriver(runtime, keys);
+        return new LockEngine(runtime, keys, driver[0], wait);
+    }
+
+    private void awaitState(Acquisition acquisition, State state) {
+        Eventually.await(PROMPTLY, acquisition + " to be " + state, () -> acquisition.state() == state);
+    }
+
+    private void awaitGates(GatedDriver driver, int count) {
+        Eventually.await(PROMPTLY, count + " calls at the gate", () -> driver.gatesOpened() >= count);
+    }
+
+    private static Attempt resultOf(Acquisition acquisition) throws Exception {
+        return acquisition.result.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Test
+    void aFreeLockIsAcquiredInOneAttempt() throws Exception {
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "free");
+        Acquisition acquisition = lock.start(1, 0, LEASE);
+        awaitGates(driver[0], 1);
+        assertThat(acquisition.state()).isEqualTo(State.ATTEMPTING);
+        driver[0].gate(0).complete(null);
+        assertThat(resultOf(acquisition).acquired()).isTrue();
+        assertThat(acquisition.state()).isEqualTo(State.DONE);
+        assertThat(lock.isHeldByThread(1)).isTrue();
+    }
+
+    @Test
+    void aReentryReadsItsHoldCountBeforeItsAttempt() throws Exception {
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "again");
+        Acquisition first = lock.start(1, 0, LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        assertThat(resultOf(first).acquired()).isTrue();
+
+        driver[0].gateCounts = true;
+        Acquisition again = lock.start(1, 0, LEASE);
+        awaitGates(driver[0], 2);
+        assertThat(again.state()).isEqualTo(State.COUNTING);
+        driver[0].gate(1).complete(null);
+        awaitGates(driver[0], 3);
+        assertThat(again.state()).isEqualTo(State.ATTEMPTING);
+        driver[0].gate(2).complete(null);
+        assertThat(resultOf(again).acquired()).isTrue();
+        driver[0].gateCounts = false;
+        assertThat(lock.isHeldByThread(1)).isTrue();
+        assertThat(runtime.watchdog().get(lock, 1).count).isEqualTo(2);
+    }
+
+    @Test
+    void aBusyReplyAfterTheDeadlineEndsTheWaitWithoutSubscribing() throws Exception {
+        new LockEngine(other, LockKeys.of(other, "held", LockKeys.LOCK_CHANNEL_PREFIX),
+                new ReentrantDriver(other, LockKeys.of(other, "held", LockKeys.LOCK_CHANNEL_PREFIX), "reentrant"),
+                WaitPolicy.PUB_SUB).lock();
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "held");
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(5), LEASE);
+        awaitGates(driver[0], 1);
+        clock.addAndGet(TimeUnit.SECONDS.toNanos(6));
+        driver[0].gate(0).complete(null);
+        assertThat(resultOf(acquisition).acquired()).isFalse();
+        assertThat(acquisition.state()).isEqualTo(State.DONE);
+        assertThat(runtime.subscribedChannels()).isZero();
+        assertThat(driver[0].gatesOpened()).as("no second attempt").isEqualTo(1);
+    }
+
+    @Test
+    void aBusyLockWithTimeLeftIsWaitedForOnItsChannelAndTakenWhenReleased() throws Exception {
+        LockKeys keys = LockKeys.of(other, "handed", LockKeys.LOCK_CHANNEL_PREFIX);
+        LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
+                WaitPolicy.PUB_SUB);
+        holder.lock();
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "handed");
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        awaitGates(driver[0], 2);
+        assertThat(runtime.subscribedChannels()).as("subscribed before the second attempt").isEqualTo(1);
+        driver[0].gate(1).complete(null);
+        awaitState(acquisition, State.PARKED);
+        holder.unlock();
+        awaitGates(driver[0], 3);
+        driver[0].gate(2).complete(null);
+        assertThat(resultOf(acquisition).acquired()).isTrue();
+        assertThat(runtime.subscribedChannels()).as("given back").isZero();
+    }
+
+    @Test
+    void aBackoffWaiterPausesOnATimerAndNeverSubscribes() throws Exception {
+        LockKeys keys = LockKeys.of(other, "spun", LockKeys.LOCK_CHANNEL_PREFIX);
+        LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
+                WaitPolicy.PUB_SUB);
+        holder.lock();
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.backoff(Duration.ofMillis(5), Duration.ofMillis(20)), "spun");
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        awaitGates(driver[0], 2);
+        assertThat(runtime.subscribedChannels()).isZero();
+        holder.unlock();
+        // The second attempt ran before the unlock (its reply only waited at the gate): busy,
+        // so the waiter pauses on its timer and tries a third time, without a subscription.
+        driver[0].gate(1).complete(null);
+        awaitGates(driver[0], 3);
+        assertThat(acquisition.state()).isEqualTo(State.ATTEMPTING);
+        assertThat(runtime.subscribedChannels()).isZero();
+        driver[0].gate(2).complete(null);
+        assertThat(resultOf(acquisition).acquired()).isTrue();
+    }
+
+    @Test
+    void aCancelWhileAnAttemptIsInFlightUndoesTheHoldItWon() throws Exception {
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "cancelled");
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 1);
+        Eventually.await(PROMPTLY, "the attempt took the lock on Redis", lock::isLocked);
+        acquisition.cancel();
+        driver[0].gate(0).complete(null);
+        assertThat(resultOf(acquisition).acquired()).isFalse();
+        assertThat(lock.isLocked()).as("undone on Redis").isFalse();
+        assertThat(runtime.watchdog().get(lock, 1)).as("nothing tracked").isNull();
+    }
+
+    @Test
+    void anAcquireWhoseOutcomeIsUnknownIsUndoneBeforeTheCallerHearsOfIt() throws Exception {
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "unknown");
+        driver[0].failNextAcquireWith(new RelockTimeoutException("reply lost", null));
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 1);
+        Eventually.await(PROMPTLY, "the attempt took the lock on Redis", lock::isLocked);
+        driver[0].gate(0).complete(null);
+        assertThatThrownBy(() -> resultOf(acquisition)).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(RelockTimeoutException.class);
+        assertThat(acquisition.state()).isEqualTo(State.DONE);
+        assertThat(lock.isLocked()).as("undone before the failure was reported").isFalse();
+    }
+
+    @Test
+    void anAbortWhileParkedEndsTheWaitAtOnceAndGivesTheChannelBack() throws Exception {
+        LockKeys keys = LockKeys.of(other, "aborted", LockKeys.LOCK_CHANNEL_PREFIX);
+        new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"), WaitPolicy.PUB_SUB).lock();
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "aborted");
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        awaitGates(driver[0], 2);
+        driver[0].gate(1).complete(null);
+        awaitState(acquisition, State.PARKED);
+        IllegalStateException closing = new IllegalStateException("closing");
+        acquisition.abort(closing);
+        assertThatThrownBy(() -> resultOf(acquisition)).hasCause(closing);
+        assertThat(acquisition.state()).isEqualTo(State.DONE);
+        assertThat(runtime.subscribedChannels()).isZero();
+    }
+}
