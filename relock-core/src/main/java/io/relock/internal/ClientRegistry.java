@@ -64,15 +64,12 @@ final class ClientRegistry {
 
     /** Writes the entry with its expiry; run at start and whenever a refresh finds it gone. */
     CompletableFuture<Void> register() {
-        CompletableFuture<Long> written = gateway.idempotent(commands -> commands.hset(key, fields));
-        CompletableFuture<Boolean> expiring = gateway.idempotent(commands -> commands.pexpire(key, ttlMillis));
-        return written.thenCombine(expiring, (ignored, alsoIgnored) -> (Void) null)
-                .whenComplete((ignored, error) -> reportFailure(error));
+        return gateway.putHash(key, fields, ttlMillis).whenComplete((ignored, error) -> reportFailure(error));
     }
 
     /** Extends the entry's life by a watchdog timeout; writes it again if Redis lost it (a restart). */
     void refresh() {
-        gateway.<Boolean>idempotent(commands -> commands.pexpire(key, ttlMillis)).whenComplete((extended, error) -> {
+        gateway.expire(key, ttlMillis).whenComplete((extended, error) -> {
             if (error != null) {
                 reportFailure(error);
             } else if (!extended) {
@@ -83,14 +80,14 @@ final class ClientRegistry {
 
     /** Removes the entry; waited for at close, bounded by the command timeout. */
     CompletableFuture<Long> deregister() {
-        return gateway.idempotent(commands -> commands.del(key));
+        return gateway.delete(key);
     }
 
     /** The entries of {@code clientIds} that exist, read together. */
     CompletableFuture<Map<String, ClientInfo>> lookUp(Collection<String> clientIds) {
         Map<String, CompletableFuture<Map<String, String>>> reads = new LinkedHashMap<>();
         for (String clientId : clientIds) {
-            reads.put(clientId, gateway.read(commands -> commands.hgetall(keyPrefix + KEY_INFIX + clientId)));
+            reads.put(clientId, gateway.hash(keyPrefix + KEY_INFIX + clientId));
         }
         return CompletableFuture.allOf(reads.values().toArray(CompletableFuture[]::new)).thenApply(done -> {
             Map<String, ClientInfo> found = new HashMap<>();

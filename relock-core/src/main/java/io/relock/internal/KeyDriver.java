@@ -19,14 +19,13 @@ abstract class KeyDriver implements LockDriver {
 
     /** The count in the lock hash's field {@code field}, 0 when it has none. */
     final CompletableFuture<Integer> hashCount(String field) {
-        return runtime.gateway().<String>read(commands -> commands.hget(keys.key(), field))
-                .thenApply(count -> count == null ? 0 : Integer.parseInt(count));
+        return runtime.gateway().hashField(keys.key(), field).thenApply(count -> count == null ? 0 : Integer.parseInt(count));
     }
 
     /** Whether the key exists. */
     @Override
     public CompletableFuture<Boolean> isLocked() {
-        return runtime.gateway().read(commands -> commands.exists(keys.key())).thenApply(count -> count > 0);
+        return runtime.gateway().exists(keys.key());
     }
 
     /** Deletes the key and announces the release. */

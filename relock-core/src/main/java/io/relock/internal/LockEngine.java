@@ -198,7 +198,7 @@ public final class LockEngine implements DistributedLock, EngineBacked {
     @Override
     public long remainTimeToLive() {
         runtime.checkOpen();
-        return Futures.await(runtime.gateway().read(commands -> commands.pttl(keys.key())), describe("read TTL of"));
+        return Futures.await(runtime.gateway().ttl(keys.key()), describe("read TTL of"));
     }
 
     @Override

@@ -587,8 +587,51 @@ public final class RedisGateway implements AutoCloseable {
         return retrying(budget, attempt -> evalOnce(script, type, keys, attempt == 0 ? first : again));
     }
 
+    // ---- the only commands besides scripts: typed, so no caller holds raw Lettuce commands ----
+
+    /** HGET: one field of a hash, or null. */
+    public CompletableFuture<String> hashField(String key, String field) {
+        return read(commands -> commands.hget(key, field));
+    }
+
+    /** HGETALL: a whole hash, empty when the key is missing. */
+    public CompletableFuture<Map<String, String>> hash(String key) {
+        return read(commands -> commands.hgetall(key));
+    }
+
+    /** GET: a string value, or null. */
+    public CompletableFuture<String> value(String key) {
+        return read(commands -> commands.get(key));
+    }
+
+    /** EXISTS of one key. */
+    public CompletableFuture<Boolean> exists(String key) {
+        return this.<Long>read(commands -> commands.exists(key)).thenApply(count -> count > 0);
+    }
+
+    /** PTTL: milliseconds left, -1 without expiry, -2 when missing. */
+    public CompletableFuture<Long> ttl(String key) {
+        return read(commands -> commands.pttl(key));
+    }
+
+    /** HSET of {@code fields} then PEXPIRE, pipelined; both may run twice without harm. */
+    public CompletableFuture<Void> putHash(String key, Map<String, String> fields, long ttlMillis) {
+        CompletableFuture<Long> written = idempotent(commands -> commands.hset(key, fields));
+        return written.thenCombine(expire(key, ttlMillis), (ignored, alsoIgnored) -> null);
+    }
+
+    /** PEXPIRE: whether the key existed. */
+    public CompletableFuture<Boolean> expire(String key, long ttlMillis) {
+        return idempotent(commands -> commands.pexpire(key, ttlMillis));
+    }
+
+    /** DEL of one key: how many keys were removed. */
+    public CompletableFuture<Long> delete(String key) {
+        return idempotent(commands -> commands.del(key));
+    }
+
     /** Runs a read-only command, retrying within the default {@link #budget()}. */
-    public <T> CompletableFuture<T> read(Function<RedisClusterAsyncCommands<String, String>, RedisFuture<T>> command) {
+    private <T> CompletableFuture<T> read(Function<RedisClusterAsyncCommands<String, String>, RedisFuture<T>> command) {
         return retrying(budget(), attempt -> command.apply(commands).toCompletableFuture());
     }
 
@@ -596,7 +639,7 @@ public final class RedisGateway implements AutoCloseable {
      * Runs a command whose second run changes nothing the first did not (HSET of the same
      * values, PEXPIRE, DEL), retrying within the default {@link #budget()}.
      */
-    public <T> CompletableFuture<T> idempotent(
+    private <T> CompletableFuture<T> idempotent(
             Function<RedisClusterAsyncCommands<String, String>, RedisFuture<T>> command) {
         return retrying(budget(), attempt -> command.apply(commands).toCompletableFuture());
     }

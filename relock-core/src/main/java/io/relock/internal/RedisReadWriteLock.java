@@ -65,8 +65,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         /** Whether the lock is in this half's mode: some reader (or the writer) holds it. */
         @Override
         public CompletableFuture<Boolean> isLocked() {
-            return runtime.gateway().<String>read(commands -> commands.hget(keys.key(), "mode"))
-                    .thenApply(mode::equals);
+            return runtime.gateway().hashField(keys.key(), "mode").thenApply(mode::equals);
         }
 
         @Override

@@ -49,8 +49,7 @@ final class SimpleDriver extends KeyDriver {
 
     @Override
     public CompletableFuture<Integer> holdCount(String field) {
-        return runtime.gateway().<String>read(commands -> commands.get(keys.key()))
-                .thenApply(holder -> field.equals(holder) ? 1 : 0);
+        return runtime.gateway().value(keys.key()).thenApply(holder -> field.equals(holder) ? 1 : 0);
     }
 
     @Override
