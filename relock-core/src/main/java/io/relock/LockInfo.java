@@ -36,7 +36,8 @@ public record LockInfo(String name, Map<String, Long> holders, long remainTimeTo
         /**
          * A hash of holders (or nothing) with a waiter queue: {@code getFairLock}. A fair lock
          * that nobody waits for has no queue and reads as {@link #REENTRANT}; with no waiters to
-         * wake, removing it as one is the same.
+         * wake, removing it as one is the same. Redisson's fair lock keeps its queue outside the
+         * key prefix and reads as {@link #REENTRANT}.
          */
         FAIR,
         /** A hash of holders (or nothing) with a fencing token key: {@code getFencedLock}. */

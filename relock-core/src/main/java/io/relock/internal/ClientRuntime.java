@@ -243,10 +243,9 @@ public final class ClientRuntime implements AutoCloseable {
         Args.lockName(name);
         checkOpen();
         String key = key(name);
-        String tagged = LockKeys.hashTagged(key);
         CompletableFuture<List<Object>> snapshot = gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI,
                 new String[] {key, LockKeys.ownKey(key, "queue"), LockKeys.ownKey(key, "timeouts"),
-                    LockKeys.ownKey(key, "token"), "redisson_lock_queue:" + tagged, "redisson_lock_timeout:" + tagged});
+                    LockKeys.ownKey(key, "token")});
         // Waiters of every lock type that can live under this key: plain locks and read-write locks.
         CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockKeys.channelName(key),
                 LockKeys.rwChannelName(key));

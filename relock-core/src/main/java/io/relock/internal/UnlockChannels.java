@@ -6,7 +6,6 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import java.net.SocketAddress;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -158,8 +157,7 @@ public final class UnlockChannels {
     public final class Channel {
 
         private final String name;
-        private final ArrayDeque<Waiter> parked = new ArrayDeque<>();
-        private int permits;
+        private final Parking parking = new Parking(timer);
         private int references; // guarded by channels
         private CompletableFuture<Void> ready;
 
@@ -172,62 +170,36 @@ public final class UnlockChannels {
          * last wake-up), or after {@code timeoutMillis}, whichever is first.
          */
         public Waiter park(Runnable wakeUp, long timeoutMillis) {
-            Waiter waiter = new Waiter(this, wakeUp);
-            boolean runNow;
-            synchronized (this) {
-                runNow = permits > 0;
-                if (runNow) {
-                    permits--;
-                } else {
-                    parked.addLast(waiter);
-                }
-            }
-            if (runNow) {
-                waiter.fire();
-            } else {
-                waiter.timeout = timer.newTimeout(t -> waiter.fire(), Math.max(1, timeoutMillis), TimeUnit.MILLISECONDS);
-            }
-            return waiter;
+            return parking.park(wakeUp, timeoutMillis);
         }
 
         private void signal(boolean all) {
-            List<Waiter> woken = new ArrayList<>();
-            synchronized (this) {
-                if (all) {
-                    woken.addAll(parked);
-                    parked.clear();
-                } else if (!parked.isEmpty()) {
-                    woken.add(parked.pollFirst());
-                } else {
-                    permits++;
-                }
-            }
-            woken.forEach(Waiter::fire);
-        }
-
-        private synchronized void remove(Waiter waiter) {
-            parked.remove(waiter);
+            parking.signal(all);
         }
     }
 
     /** A wake-up after {@code millis} that no message can trigger (for waiting by backoff). */
     public static Waiter timed(Timer timer, Runnable wakeUp, long millis) {
         Waiter waiter = new Waiter(null, wakeUp);
-        waiter.timeout = timer.newTimeout(t -> waiter.fire(), Math.max(1, millis), TimeUnit.MILLISECONDS);
+        waiter.setTimeout(timer.newTimeout(t -> waiter.fire(), Math.max(1, millis), TimeUnit.MILLISECONDS));
         return waiter;
     }
 
     /** A parked wake-up; fires at most once. */
     public static final class Waiter {
 
-        private final Channel channel;
+        private final Parking parking;
         private final Runnable wakeUp;
         private final AtomicBoolean fired = new AtomicBoolean();
         private volatile Timeout timeout;
 
-        private Waiter(Channel channel, Runnable wakeUp) {
-            this.channel = channel;
+        Waiter(Parking parking, Runnable wakeUp) {
+            this.parking = parking;
             this.wakeUp = wakeUp;
+        }
+
+        void setTimeout(Timeout timeout) {
+            this.timeout = timeout;
         }
 
         /** Wakes the waiter now (if it has not woken yet). */
@@ -235,8 +207,8 @@ public final class UnlockChannels {
             if (!fired.compareAndSet(false, true)) {
                 return;
             }
-            if (channel != null) {
-                channel.remove(this);
+            if (parking != null) {
+                parking.remove(this);
             }
             Timeout pending = timeout;
             if (pending != null) {

@@ -1,13 +1,14 @@
 -- Holders, remaining lease and type of whatever lock lives under a key, Relock's or Redisson's.
 -- KEYS[1] lock key; KEYS[2], KEYS[3] Relock's fair queue and deadlines; KEYS[4] Relock's
--- fencing token; KEYS[5], KEYS[6] Redisson's fair queue and deadlines (all in one slot).
+-- fencing token (all in one slot, and all under the key prefix, so a user limited to the prefix
+-- may read them: Redisson's own fair-lock keys are not, and are left out).
 -- Returns {{owner1, count1, ...}, pttl, type}: hash locks list their numeric fields (bookkeeping
 -- such as a read-write lock's 'mode' is skipped), plain locks their token. The type is told from
 -- the data: 'read-write' (a mode field), 'fair' (a waiter queue), 'fenced' (a token key),
 -- 'reentrant', 'simple' (a string), 'none' (nothing there) or 'other' (a key no lock writes).
 local holders = {}
 local kind = redis.call('type', KEYS[1])['ok']
-local queued = redis.call('exists', KEYS[2], KEYS[3], KEYS[5], KEYS[6]) > 0
+local queued = redis.call('exists', KEYS[2], KEYS[3]) > 0
 local fenced = redis.call('exists', KEYS[4]) > 0
 local lockType
 if kind == 'hash' then

@@ -1,0 +1,221 @@
+package io.relock.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.util.Timeout;
+import io.netty.util.Timer;
+import io.netty.util.TimerTask;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The parking of waiters on an unlock channel, without Redis: a timer the test fires by hand, and
+ * Lincheck's model checker over every interleaving of parks, messages and timeouts of a few
+ * threads, checking that no wake-up is lost or doubled.
+ */
+class ParkingTest {
+
+    /** A timer that only runs what the test tells it to. */
+    static final class ManualTimer implements Timer {
+
+        final List<ManualTimeout> pending = new ArrayList<>();
+
+        @Override
+        public synchronized Timeout newTimeout(TimerTask task, long delay, TimeUnit unit) {
+            ManualTimeout timeout = new ManualTimeout(this, task);
+            pending.add(timeout);
+            return timeout;
+        }
+
+        @Override
+        public Set<Timeout> stop() {
+            return Set.of();
+        }
+
+        /** Runs every timeout not cancelled, as if their time had come. */
+        void elapse() throws Exception {
+            List<ManualTimeout> due;
+            synchronized (this) {
+                due = new ArrayList<>(pending);
+                pending.clear();
+            }
+            for (ManualTimeout timeout : due) {
+                if (!timeout.isCancelled()) {
+                    timeout.task().run(timeout);
+                }
+            }
+        }
+    }
+
+    static final class ManualTimeout implements Timeout {
+
+        private final Timer timer;
+        private final TimerTask task;
+        private volatile boolean cancelled;
+
+        ManualTimeout(Timer timer, TimerTask task) {
+            this.timer = timer;
+            this.task = task;
+        }
+
+        @Override
+        public Timer timer() {
+            return timer;
+        }
+
+        @Override
+        public TimerTask task() {
+            return task;
+        }
+
+        @Override
+        public boolean isExpired() {
+            return false;
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return cancelled;
+        }
+
+        @Override
+        public boolean cancel() {
+            cancelled = true;
+            return true;
+        }
+    }
+
+    @Test
+    void aMessageWakesTheLongestParkedWaiterOnly() {
+        Parking parking = new Parking(new ManualTimer());
+        List<String> woken = new ArrayList<>();
+        parking.park(() -> woken.add("first"), 1000);
+        parking.park(() -> woken.add("second"), 1000);
+        assertThat(parking.signal(false)).isEqualTo(1);
+        assertThat(woken).containsExactly("first");
+        assertThat(parking.parked()).isEqualTo(1);
+    }
+
+    @Test
+    void aMessageWithNobodyParkedIsKeptForTheNextPark() {
+        Parking parking = new Parking(new ManualTimer());
+        assertThat(parking.signal(false)).isZero();
+        assertThat(parking.permits()).isEqualTo(1);
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000);
+        assertThat(woken).hasValue(1);
+        assertThat(parking.permits()).isZero();
+        assertThat(parking.parked()).isZero();
+    }
+
+    @Test
+    void aReadUnlockWakesEveryoneAndLeavesNoPermit() {
+        Parking parking = new Parking(new ManualTimer());
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000);
+        parking.park(woken::incrementAndGet, 1000);
+        assertThat(parking.signal(true)).isEqualTo(2);
+        assertThat(woken).hasValue(2);
+        assertThat(parking.signal(true)).isZero();
+        assertThat(parking.permits()).isZero();
+    }
+
+    @Test
+    void theTimeoutWakesAWaiterOnceAndAMessageAfterItBecomesAPermit() throws Exception {
+        ManualTimer timer = new ManualTimer();
+        Parking parking = new Parking(timer);
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000);
+        timer.elapse();
+        assertThat(woken).hasValue(1);
+        assertThat(parking.parked()).isZero();
+        assertThat(parking.signal(false)).as("nobody parked any more").isZero();
+        assertThat(woken).hasValue(1);
+    }
+
+    @Test
+    void aWaiterWokenByAMessageCancelsItsTimeout() throws Exception {
+        ManualTimer timer = new ManualTimer();
+        Parking parking = new Parking(timer);
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000);
+        parking.signal(false);
+        assertThat(timer.pending).allMatch(ManualTimeout::isCancelled);
+        timer.elapse();
+        assertThat(woken).hasValue(1);
+    }
+
+    @Test
+    void noInterleavingLosesOrDoublesAWakeUp() {
+        new ModelCheckingOptions().iterations(20).invocationsPerIteration(250).threads(3).actorsPerThread(3)
+                .check(Model.class);
+    }
+
+    /**
+     * The model Lincheck drives: parks, single messages, read-unlock messages and timeouts
+     * (a parked waiter fired from outside) from several threads. Each message's answer (how many
+     * it woke) must fit a sequential order, and in the end every park was woken exactly once or
+     * is still parked, and every message that woke nobody left one permit, minus those parks
+     * took.
+     */
+    public static class Model {
+
+        private final Parking parking = new Parking(new ManualTimer());
+        private final ConcurrentLinkedQueue<UnlockChannels.Waiter> waiters = new ConcurrentLinkedQueue<>();
+        private final List<AtomicInteger> wakeUpsPerPark = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        /** Parks; under the model's lock so that its queue of waiters is in the order they parked. */
+        @Operation
+        public void park() {
+            synchronized (waiters) {
+                AtomicInteger wakeUps = new AtomicInteger();
+                wakeUpsPerPark.add(wakeUps);
+                waiters.add(parking.park(wakeUps::incrementAndGet, 60_000));
+            }
+        }
+
+        @Operation
+        public int signal() {
+            return parking.signal(false);
+        }
+
+        @Operation
+        public int signalAll() {
+            return parking.signal(true);
+        }
+
+        /** The oldest waiter's timeout (or cancel) fires, concurrently with messages. */
+        @Operation
+        public void timeOutOne() {
+            synchronized (waiters) {
+                UnlockChannels.Waiter waiter = waiters.poll();
+                if (waiter != null) {
+                    waiter.fire();
+                }
+            }
+        }
+
+        @Validate
+        public void everyParkIsWokenAtMostOnceAndNoneIsForgotten() {
+            long woken = 0;
+            for (AtomicInteger wakeUps : wakeUpsPerPark) {
+                if (wakeUps.get() > 1) {
+                    throw new IllegalStateException("a waiter was woken " + wakeUps.get() + " times");
+                }
+                woken += wakeUps.get();
+            }
+            if (woken + parking.parked() != wakeUpsPerPark.size()) {
+                throw new IllegalStateException(woken + " woken + " + parking.parked() + " parked != "
+                        + wakeUpsPerPark.size() + " parks");
+            }
+        }
+    }
+}
