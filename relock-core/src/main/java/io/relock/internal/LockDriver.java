@@ -82,6 +82,11 @@ interface LockDriver {
     /** The script that renews this type's holds in batches (see {@code lock_renew.lua}). */
     Script renewScript();
 
+    /** What messages call a lock of this type: "lock", or "read lock" for one half of a read-write lock. */
+    default String noun() {
+        return "lock";
+    }
+
     /** The hash field (or token) of a client's owner field {@code <clientId>:<owner>} in this type's data. */
     default String fieldOf(String ownerField) {
         return ownerField;

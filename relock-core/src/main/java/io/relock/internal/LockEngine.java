@@ -117,8 +117,7 @@ public final class LockEngine implements DistributedLock, EngineBacked {
     }
 
     String describe(String operation) {
-        return operation + " " + (driver.type().equals("read") || driver.type().equals("write") ? driver.type() + " " : "")
-                + "lock '" + getName() + "'";
+        return operation + " " + driver.noun() + " '" + getName() + "'";
     }
 
     @Override

@@ -58,6 +58,11 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         }
 
         @Override
+        public String noun() {
+            return mode + " lock";
+        }
+
+        @Override
         public CompletableFuture<Integer> holdCount(String field) {
             return hashCount(field);
         }
