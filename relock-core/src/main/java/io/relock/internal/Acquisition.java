@@ -121,13 +121,17 @@ final class Acquisition {
         state = State.ATTEMPTING;
         long lease = runtime.watchdog().leaseFor(leaseMillis);
         long epoch = runtime.gateway().connectionEpoch();
+        // Read before the attempt: a release announced after it, before this waiter parks, is
+        // then seen by the park, which retries at once instead of sleeping through it.
+        UnlockChannels.Channel subscribed = subscription.get();
+        long seen = subscribed != null ? subscribed.messages() : 0;
         CompletableFuture<Attempt> reply;
         try {
             reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
-        reply.whenComplete((attempt, error) -> onReply(before, epoch, attempt, error));
+        reply.whenComplete((attempt, error) -> onReply(before, epoch, seen, attempt, error));
     }
 
     /**
@@ -142,7 +146,7 @@ final class Acquisition {
         return runtime.gateway().budget(waitDeadline);
     }
 
-    private void onReply(int before, long epoch, Attempt attempt, Throwable error) {
+    private void onReply(int before, long epoch, long seen, Attempt attempt, Throwable error) {
         if (error != null) {
             RuntimeException failure = Exceptions.translate(lock.describe("acquire"), error);
             if (Exceptions.outcomeUnknown(error)) {
@@ -192,7 +196,7 @@ final class Acquisition {
             untilExpiry = Math.min(untilExpiry, UNSURE_PARK_MILLIS);
         }
         state = State.PARKED;
-        UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), untilExpiry);
+        UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), untilExpiry, seen);
         parked = waiter;
         if (cancelled) {
             waiter.fire();

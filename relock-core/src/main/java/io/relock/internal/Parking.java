@@ -8,32 +8,37 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The waiters parked on one unlock channel. An unlock message wakes the longest parked waiter
- * (a read-unlock, or a reconnect, wakes all of them); a message that finds nobody parked is
- * kept as a permit, so that a release between a waiter's failed attempt and its park is not
- * lost: the next park then runs at once. Every wake-up is only a hint to try again.
+ * (a read-unlock, or a reconnect, wakes all of them). Messages are counted: a waiter notes the
+ * count before its attempt, and parks only if no message came since; otherwise it tries again
+ * at once. So a release announced between a waiter's failed attempt and its park is never lost,
+ * whatever kind of message it was and however many waiters were between the two. Every wake-up
+ * is only a hint to try again.
  */
 final class Parking {
 
     private final Timer timer;
     private final ArrayDeque<UnlockChannels.Waiter> parked = new ArrayDeque<>();
-    private int permits; // guarded by this
+    private long messages; // guarded by this
 
     Parking(Timer timer) {
         this.timer = timer;
     }
 
+    /** How many messages came so far; a waiter reads it before its attempt. */
+    synchronized long messages() {
+        return messages;
+    }
+
     /**
-     * Runs {@code wakeUp} once: at once if a permit is there, else at the next message or after
-     * {@code timeoutMillis}, whichever is first.
+     * Runs {@code wakeUp} once: at once if a message came since the count {@code seen}, else at
+     * the next message that picks this waiter or after {@code timeoutMillis}, whichever is first.
      */
-    UnlockChannels.Waiter park(Runnable wakeUp, long timeoutMillis) {
+    UnlockChannels.Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
         UnlockChannels.Waiter waiter = new UnlockChannels.Waiter(this, wakeUp);
         boolean runNow;
         synchronized (this) {
-            runNow = permits > 0;
-            if (runNow) {
-                permits--;
-            } else {
+            runNow = messages != seen;
+            if (!runNow) {
                 parked.addLast(waiter);
             }
         }
@@ -47,20 +52,16 @@ final class Parking {
         return waiter;
     }
 
-    /**
-     * A message: wakes the longest parked waiter, or every one when {@code all}; with nobody
-     * parked, a single wake-up is kept as a permit. Returns how many were woken.
-     */
+    /** A message: wakes the longest parked waiter, or every one when {@code all}. Returns how many. */
     int signal(boolean all) {
         List<UnlockChannels.Waiter> woken = new ArrayList<>();
         synchronized (this) {
+            messages++;
             if (all) {
                 woken.addAll(parked);
                 parked.clear();
             } else if (!parked.isEmpty()) {
                 woken.add(parked.pollFirst());
-            } else {
-                permits++;
             }
         }
         woken.forEach(UnlockChannels.Waiter::fire);
@@ -69,10 +70,6 @@ final class Parking {
 
     synchronized void remove(UnlockChannels.Waiter waiter) {
         parked.remove(waiter);
-    }
-
-    synchronized int permits() {
-        return permits;
     }
 
     synchronized int parked() {

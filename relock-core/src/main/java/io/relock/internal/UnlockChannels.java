@@ -22,10 +22,11 @@ import org.slf4j.LoggerFactory;
  * the last one leaves.
  *
  * <p>A waiter parks a callback with a timeout; an unlock message runs one parked callback (a
- * read-unlock message runs all of them). A message that arrives while nobody is parked is kept
- * as a permit, so a release between a failed attempt and the next park is not lost. Every
- * wake-up is only a hint: the callback tries to acquire again. After the connection comes back
- * every parked callback runs, since messages may have been missed while it was down.
+ * read-unlock message runs all of them). Messages are counted per channel, and a waiter that
+ * parks after a message it did not see runs at once (see {@link Parking}), so a release between
+ * a failed attempt and the next park is not lost. Every wake-up is only a hint: the callback
+ * tries to acquire again. After the connection comes back every parked callback runs, since
+ * messages may have been missed while it was down.
  */
 public final class UnlockChannels {
 
@@ -165,12 +166,17 @@ public final class UnlockChannels {
             this.name = name;
         }
 
+        /** How many messages came on this channel so far; read before an attempt, passed to {@link #park}. */
+        public long messages() {
+            return parking.messages();
+        }
+
         /**
-         * Runs {@code wakeUp} once, at the next unlock message (or at once if one came since the
-         * last wake-up), or after {@code timeoutMillis}, whichever is first.
+         * Runs {@code wakeUp} once: at once if a message came since the count {@code seen}, else
+         * at the next unlock message or after {@code timeoutMillis}, whichever is first.
          */
-        public Waiter park(Runnable wakeUp, long timeoutMillis) {
-            return parking.park(wakeUp, timeoutMillis);
+        public Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
+            return parking.park(wakeUp, timeoutMillis, seen);
         }
 
         private void signal(boolean all) {

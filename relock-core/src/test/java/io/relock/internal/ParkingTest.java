@@ -97,43 +97,63 @@ class ParkingTest {
     void aMessageWakesTheLongestParkedWaiterOnly() {
         Parking parking = new Parking(new ManualTimer());
         List<String> woken = new ArrayList<>();
-        parking.park(() -> woken.add("first"), 1000);
-        parking.park(() -> woken.add("second"), 1000);
+        parking.park(() -> woken.add("first"), 1000, parking.messages());
+        parking.park(() -> woken.add("second"), 1000, parking.messages());
         assertThat(parking.signal(false)).isEqualTo(1);
         assertThat(woken).containsExactly("first");
         assertThat(parking.parked()).isEqualTo(1);
     }
 
     @Test
-    void aMessageWithNobodyParkedIsKeptForTheNextPark() {
+    void aWaiterThatMissedAnUnlockSinceItsAttemptTriesAgainAtOnce() {
         Parking parking = new Parking(new ManualTimer());
-        assertThat(parking.signal(false)).isZero();
-        assertThat(parking.permits()).isEqualTo(1);
+        long seen = parking.messages();
+        assertThat(parking.signal(false)).as("nobody parked yet").isZero();
         AtomicInteger woken = new AtomicInteger();
-        parking.park(woken::incrementAndGet, 1000);
+        parking.park(woken::incrementAndGet, 1000, seen);
         assertThat(woken).hasValue(1);
-        assertThat(parking.permits()).isZero();
         assertThat(parking.parked()).isZero();
     }
 
     @Test
-    void aReadUnlockWakesEveryoneAndLeavesNoPermit() {
+    void aWaiterThatMissedAReadUnlockSinceItsAttemptTriesAgainAtOnce() {
         Parking parking = new Parking(new ManualTimer());
+        long first = parking.messages();
+        long second = parking.messages();
+        assertThat(parking.signal(true)).as("nobody parked yet").isZero();
         AtomicInteger woken = new AtomicInteger();
-        parking.park(woken::incrementAndGet, 1000);
-        parking.park(woken::incrementAndGet, 1000);
-        assertThat(parking.signal(true)).isEqualTo(2);
-        assertThat(woken).hasValue(2);
-        assertThat(parking.signal(true)).isZero();
-        assertThat(parking.permits()).isZero();
+        parking.park(woken::incrementAndGet, 1000, first);
+        parking.park(woken::incrementAndGet, 1000, second);
+        assertThat(woken).as("both waiters that were between attempt and park").hasValue(2);
     }
 
     @Test
-    void theTimeoutWakesAWaiterOnceAndAMessageAfterItBecomesAPermit() throws Exception {
+    void aWaiterThatSawTheLastMessageParks() {
+        Parking parking = new Parking(new ManualTimer());
+        parking.signal(false);
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000, parking.messages());
+        assertThat(woken).hasValue(0);
+        assertThat(parking.parked()).isEqualTo(1);
+    }
+
+    @Test
+    void aReadUnlockWakesEveryone() {
+        Parking parking = new Parking(new ManualTimer());
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000, parking.messages());
+        parking.park(woken::incrementAndGet, 1000, parking.messages());
+        assertThat(parking.signal(true)).isEqualTo(2);
+        assertThat(woken).hasValue(2);
+        assertThat(parking.parked()).isZero();
+    }
+
+    @Test
+    void theTimeoutWakesAWaiterOnce() throws Exception {
         ManualTimer timer = new ManualTimer();
         Parking parking = new Parking(timer);
         AtomicInteger woken = new AtomicInteger();
-        parking.park(woken::incrementAndGet, 1000);
+        parking.park(woken::incrementAndGet, 1000, parking.messages());
         timer.elapse();
         assertThat(woken).hasValue(1);
         assertThat(parking.parked()).isZero();
@@ -146,7 +166,7 @@ class ParkingTest {
         ManualTimer timer = new ManualTimer();
         Parking parking = new Parking(timer);
         AtomicInteger woken = new AtomicInteger();
-        parking.park(woken::incrementAndGet, 1000);
+        parking.park(woken::incrementAndGet, 1000, parking.messages());
         parking.signal(false);
         assertThat(timer.pending).allMatch(ManualTimeout::isCancelled);
         timer.elapse();
@@ -160,11 +180,10 @@ class ParkingTest {
     }
 
     /**
-     * The model Lincheck drives: parks, single messages, read-unlock messages and timeouts
-     * (a parked waiter fired from outside) from several threads. Each message's answer (how many
-     * it woke) must fit a sequential order, and in the end every park was woken exactly once or
-     * is still parked, and every message that woke nobody left one permit, minus those parks
-     * took.
+     * The model Lincheck drives: waiters that note the message count and then park (as after a
+     * failed attempt), single messages, read-unlock messages and timeouts (a parked waiter fired
+     * from outside) from several threads. Each message's answer (how many it woke) must fit a
+     * sequential order, and in the end every waiter was woken exactly once or is still parked.
      */
     public static class Model {
 
@@ -178,7 +197,7 @@ class ParkingTest {
             synchronized (waiters) {
                 AtomicInteger wakeUps = new AtomicInteger();
                 wakeUpsPerPark.add(wakeUps);
-                waiters.add(parking.park(wakeUps::incrementAndGet, 60_000));
+                waiters.add(parking.park(wakeUps::incrementAndGet, 60_000, parking.messages()));
             }
         }
 
