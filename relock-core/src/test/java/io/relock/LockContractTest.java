@@ -106,6 +106,15 @@ abstract class LockContractTest {
         return newRival(clients.create(), name);
     }
 
+    /**
+     * A rival of {@code lock} on its client, for another thread or owner id to contend with: the
+     * lock object itself when the lock is exclusive, so that one object used by several owners
+     * is tested too.
+     */
+    private DistributedLock rivalOnTheSameClient(Relock client, DistributedLock lock) {
+        return exclusive() ? lock : newRival(client, lock.getName());
+    }
+
     private static <T> T inThread(Threads.Body<T> work) throws Exception {
         try {
             return Threads.call(work).get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
@@ -234,7 +243,7 @@ abstract class LockContractTest {
     void anotherOwnerCannotEnterWhileHeld() throws Exception {
         Relock client = clients.create();
         DistributedLock lock = newLock(client, "held");
-        DistributedLock rivalOfSameClient = newRival(client, "held");
+        DistributedLock rivalOfSameClient = rivalOnTheSameClient(client, lock);
         lock.lock();
         boolean otherThreadEntered = inThread(() -> rivalOfSameClient.tryLock());
         assertThat(otherThreadEntered).isFalse();
@@ -435,7 +444,7 @@ abstract class LockContractTest {
     void asyncFormsUseTheGivenOwner() throws Exception {
         Relock client = clients.create();
         DistributedLock lock = newLock(client, "async");
-        DistributedLock rival = newRival(client, "async");
+        DistributedLock rival = rivalOnTheSameClient(client, lock);
         lock.lockAsync(101).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(lock.isHeldByThread(101)).isTrue();
         assertThat(rival.tryLockAsync(102).toCompletableFuture().get()).isFalse();
