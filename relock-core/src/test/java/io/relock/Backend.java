@@ -4,35 +4,42 @@ import io.relock.testkit.ClusterTopology;
 import io.relock.testkit.RedisServer;
 import io.relock.testkit.SentinelTopology;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * Where a test's clients connect, and the servers that hold the locks (to read what is stored
  * on them): one server, the master of a Sentinel topology, or the masters of a cluster.
  */
-record Backend(String description, Supplier<RelockConfig.Builder> config, Supplier<List<RedisServer>> masters) {
+record Backend(String description, Supplier<RelockConfig.Builder> config, Supplier<List<RedisServer>> masters,
+        Function<String, RedisServer> masterFor) {
 
     static Backend single(RedisServer server) {
         return new Backend("single server", () -> RelockConfig.builder().singleServer(server.uri()),
-                () -> List.of(server));
+                () -> List.of(server), key -> server);
     }
 
     static Backend sentinel(SentinelTopology topology) {
         List<String> sentinels = topology.sentinelUris();
         return new Backend("sentinel",
                 () -> RelockConfig.builder().sentinel(topology.masterName(), sentinels.toArray(String[]::new)),
-                () -> List.of(topology.master()));
+                () -> List.of(topology.master()), key -> topology.master());
     }
 
     static Backend cluster(ClusterTopology topology) {
         List<String> seeds = topology.uris();
         return new Backend("cluster", () -> RelockConfig.builder().cluster(seeds.toArray(String[]::new)),
-                topology::masters);
+                topology::masters, topology::masterFor);
     }
 
     /** The same single server reached at another address, e.g. through a fault proxy. */
     Backend withUri(String uri) {
-        return new Backend(description + " via " + uri, () -> RelockConfig.builder().singleServer(uri), masters);
+        return new Backend(description + " via " + uri, () -> RelockConfig.builder().singleServer(uri), masters, masterFor);
+    }
+
+    /** The master that holds {@code key} now (in a cluster, its slot's master). */
+    RedisServer masterFor(String key) {
+        return masterFor.apply(key);
     }
 
     /** Keys stored on all masters together, apart from the clients' registry entries. */

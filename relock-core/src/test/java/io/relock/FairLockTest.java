@@ -2,7 +2,6 @@ package io.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.relock.testkit.Eventually;
 import io.relock.testkit.ChildJvm;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,22 +12,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The contract suite on {@link Relock#getFairLock}, plus FIFO order, dead waiters and cost. */
-class FairLockTest extends LockContractTest {
+class FairLockTest extends LockTypeContractTest {
 
-    @Override
-    protected DistributedLock newLock(Relock client, String name) {
-        return client.getFairLock(name);
-    }
-
-    /** Fair waiters subscribe to their own channels; the queue shows them. */
-    @Override
-    protected void awaitWaiting(String name) {
-        awaitQueueLength(name, 1);
-    }
-
-    private void awaitQueueLength(String name, long length) {
-        Eventually.await(PROMPTLY, length + " waiters queued on '" + name + "'",
-                () -> ((Long) server.command("LLEN", "{" + name + "}:queue")) >= length);
+    FairLockTest() {
+        super(LockType.FAIR);
     }
 
     private Relock client(Duration threadWaitTime) {

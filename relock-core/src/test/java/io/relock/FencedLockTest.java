@@ -15,11 +15,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The contract suite on {@link Relock#getFencedLock(String)}, plus its tokens. */
-class FencedLockTest extends LockContractTest {
+class FencedLockTest extends LockTypeContractTest {
 
-    @Override
-    protected DistributedLock newLock(Relock client, String name) {
-        return client.getFencedLock(name);
+    FencedLockTest() {
+        super(LockType.FENCED);
     }
 
     @Test

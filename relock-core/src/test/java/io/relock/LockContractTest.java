@@ -2,6 +2,7 @@ package io.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
@@ -24,7 +25,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The behaviour every lock type promises, on a real Redis. A lock type's test extends this and
- * supplies {@link #newLock}.
+ * supplies {@link #newLock}. Where a test needs a second owner to contend, the contender is a
+ * {@linkplain #newRival rival}: another lock of the type for an exclusive lock, the write lock
+ * for a read lock. Tests about holding put the lock under test in the holder's hands; tests
+ * about waiting put it in the waiter's.
  */
 abstract class LockContractTest {
 
@@ -33,6 +37,10 @@ abstract class LockContractTest {
 
     /** Generous bound for anything that should happen "promptly"; never a performance claim. */
     static final Duration PROMPTLY = Duration.ofSeconds(10);
+
+    /** Why a shared lock skips the tests of exclusion among its own holders. */
+    private static final String SHARED = "readers share the lock by design: exclusion among its own holders does not"
+            + " apply (readers against writers under contention is ReadWriteLockTest's subject)";
 
     protected RedisServer server;
     protected Backend backend;
@@ -64,13 +72,47 @@ abstract class LockContractTest {
         return true;
     }
 
+    /**
+     * Whether two owners exclude each other on this lock. A shared lock skips the tests that
+     * are about exclusion among its own holders; its exclusion of (and by) rivals is tested.
+     */
+    protected boolean exclusive() {
+        return true;
+    }
+
+    /**
+     * A lock on the same name that another owner cannot hold while one holds the lock under
+     * test, nor acquire while one holds it: by default another lock of the same type.
+     */
+    protected DistributedLock newRival(Relock client, String name) {
+        return newLock(client, name);
+    }
+
     /** Returns once some other client is waiting for the lock (subscribed to its channel). */
     protected void awaitWaiting(String name) {
+        awaitSubscribed(name);
+    }
+
+    /** Returns once some client is subscribed to the lock's unlock channel. */
+    protected final void awaitSubscribed(String name) {
         Eventually.await(PROMPTLY, "a waiter subscribed to '" + name + "'", () -> redisWaiters(name) > 0);
     }
 
     protected DistributedLock newLock(String name) {
         return newLock(clients.create(), name);
+    }
+
+    protected DistributedLock newRival(String name) {
+        return newRival(clients.create(), name);
+    }
+
+    /**
+     * A rival of {@code lock} on its client, for another thread or owner id to contend with: the
+     * lock object itself when the lock is exclusive, so that one object used by several owners
+     * is tested too.
+     */
+    private DistributedLock rivalOnTheSameClient(Relock client, DistributedLock lock) {
+        return exclusive() ? lock : newRival(client, lock.getName());
     }
 
     private static <T> T inThread(Threads.Body<T> work) throws Exception {
@@ -86,6 +128,7 @@ abstract class LockContractTest {
 
     @Test
     void mutualExclusionHoldsAcrossClientsAndThreads() throws Exception {
+        assumeTrue(exclusive(), SHARED);
         int clientCount = 4;
         int threadsPerClient = 32;
         int rounds = 4;
@@ -134,6 +177,7 @@ abstract class LockContractTest {
 
     @Test
     void exactlyOneOfAThousandTryLocksWins() throws Exception {
+        assumeTrue(exclusive(), SHARED);
         DistributedLock lock = newLock("race");
         int contenders = 1000;
         CountDownLatch gate = new CountDownLatch(1);
@@ -197,19 +241,21 @@ abstract class LockContractTest {
 
     @Test
     void anotherOwnerCannotEnterWhileHeld() throws Exception {
-        DistributedLock lock = newLock("held");
+        Relock client = clients.create();
+        DistributedLock lock = newLock(client, "held");
+        DistributedLock rivalOfSameClient = rivalOnTheSameClient(client, lock);
         lock.lock();
-        boolean otherThreadEntered = inThread(() -> lock.tryLock());
+        boolean otherThreadEntered = inThread(() -> rivalOfSameClient.tryLock());
         assertThat(otherThreadEntered).isFalse();
-        assertThat(newLock("held").tryLock()).as("other client").isFalse();
+        assertThat(newRival("held").tryLock()).as("other client").isFalse();
         lock.unlock();
-        assertThat(newLock("held").tryLock()).isTrue();
+        assertThat(newRival("held").tryLock()).isTrue();
     }
 
     @Test
     void anExpiredLeaseFreesTheLockAndTheLateUnlockSaysSo() throws Exception {
         DistributedLock first = newLock("lease");
-        DistributedLock second = newLock("lease");
+        DistributedLock second = newRival("lease");
         assertThat(first.tryLock(0, 200, TimeUnit.MILLISECONDS)).isTrue();
         long ttl = first.remainTimeToLive();
         assertThat(ttl).isBetween(1L, 200L);
@@ -222,7 +268,7 @@ abstract class LockContractTest {
 
     @Test
     void tryLockWithWaitGivesUpAfterAboutTheWait() throws Exception {
-        DistributedLock lock = newLock("busy");
+        DistributedLock lock = newRival("busy");
         lock.lock();
         DistributedLock other = newLock("busy");
         long start = System.nanoTime();
@@ -236,7 +282,7 @@ abstract class LockContractTest {
 
     @Test
     void aWaiterAcquiresWhenTheHolderUnlocks() throws Exception {
-        DistributedLock lock = newLock("handoff");
+        DistributedLock lock = newRival("handoff");
         lock.lock();
         DistributedLock other = newLock("handoff");
         CompletableFuture<Boolean> waiter = Threads.call(() -> other.tryLock(30, TimeUnit.SECONDS));
@@ -248,7 +294,7 @@ abstract class LockContractTest {
 
     @Test
     void interruptingAWaiterThrowsAndLeavesNoSubscription() throws Exception {
-        DistributedLock lock = newLock("interrupted");
+        DistributedLock lock = newRival("interrupted");
         lock.lock();
         DistributedLock other = newLock("interrupted");
         AtomicReference<Throwable> outcome = new AtomicReference<>();
@@ -323,9 +369,9 @@ abstract class LockContractTest {
         if (reentrant()) {
             holder.lock();
         }
-        DistributedLock waiterLock = newLock("forced");
+        DistributedLock waiterLock = newRival("forced");
         CompletableFuture<Boolean> waiter = Threads.call(() -> waiterLock.tryLock(30, TimeUnit.SECONDS));
-        awaitWaiting("forced");
+        awaitRivalWaiting("forced");
         assertThat(newLock("forced").forceUnlock()).isTrue();
         assertThat(waiter.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(newLock("free").forceUnlock()).isFalse();
@@ -333,7 +379,7 @@ abstract class LockContractTest {
 
     @Test
     void waitOfZeroOrLessIsOneAttempt() throws Exception {
-        DistributedLock lock = newLock("once");
+        DistributedLock lock = newRival("once");
         lock.lock();
         DistributedLock other = newLock("once");
         assertThat(inThread(() -> other.tryLock(0, TimeUnit.SECONDS))).isFalse();
@@ -345,7 +391,7 @@ abstract class LockContractTest {
 
     @Test
     void aHugeWaitWaitsWithoutOverflowing() throws Exception {
-        DistributedLock lock = newLock("huge-wait");
+        DistributedLock lock = newRival("huge-wait");
         lock.lock();
         DistributedLock other = newLock("huge-wait");
         CompletableFuture<Boolean> waiter = Threads.call(() -> other.tryLock(Long.MAX_VALUE, TimeUnit.DAYS));
@@ -396,24 +442,43 @@ abstract class LockContractTest {
 
     @Test
     void asyncFormsUseTheGivenOwner() throws Exception {
-        DistributedLock lock = newLock("async");
+        Relock client = clients.create();
+        DistributedLock lock = newLock(client, "async");
+        DistributedLock rival = rivalOnTheSameClient(client, lock);
         lock.lockAsync(101).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(lock.isHeldByThread(101)).isTrue();
-        assertThat(lock.tryLockAsync(102).toCompletableFuture().get()).isFalse();
+        assertThat(rival.tryLockAsync(102).toCompletableFuture().get()).isFalse();
         assertThatThrownBy(() -> lock.unlockAsync(102).toCompletableFuture().get())
                 .hasCauseInstanceOf(IllegalMonitorStateException.class);
-        CompletableFuture<Boolean> waiting =
-                lock.tryLockAsync(30, -1, TimeUnit.SECONDS, 102).toCompletableFuture();
+        CompletableFuture<Boolean> rivalWaiting =
+                rival.tryLockAsync(30, -1, TimeUnit.SECONDS, 102).toCompletableFuture();
         lock.unlockAsync(101).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(rivalWaiting.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(rival.isHeldByThread(102)).isTrue();
+        CompletableFuture<Boolean> waiting =
+                lock.tryLockAsync(30, -1, TimeUnit.SECONDS, 101).toCompletableFuture();
+        rival.unlockAsync(102).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(waiting.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
-        assertThat(lock.isHeldByThread(102)).isTrue();
+        assertThat(lock.isHeldByThread(101)).isTrue();
         if (reentrant()) {
-            lock.lockAsync(1, TimeUnit.SECONDS, 102).toCompletableFuture().get();
-            assertThat(lock.isHeldByThread(102)).isTrue();
-            lock.unlockAsync(102).toCompletableFuture().get();
+            lock.lockAsync(1, TimeUnit.SECONDS, 101).toCompletableFuture().get();
+            assertThat(lock.isHeldByThread(101)).isTrue();
+            lock.unlockAsync(101).toCompletableFuture().get();
         }
-        lock.unlockAsync(102).toCompletableFuture().get();
+        lock.unlockAsync(101).toCompletableFuture().get();
         assertThat(lock.isLocked()).isFalse();
+    }
+
+    /**
+     * Returns once a {@linkplain #newRival rival} waits for the lock. The rival of an exclusive
+     * lock is of the same type; a shared lock's rival (a write lock) waits subscribed.
+     */
+    protected void awaitRivalWaiting(String name) {
+        if (exclusive()) {
+            awaitWaiting(name);
+        } else {
+            awaitSubscribed(name);
+        }
     }
 
     /**

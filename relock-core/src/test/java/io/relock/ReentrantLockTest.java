@@ -1,10 +1,9 @@
 package io.relock;
 
 /** The contract suite on {@link Relock#getLock(String)}. */
-class ReentrantLockTest extends LockContractTest {
+class ReentrantLockTest extends LockTypeContractTest {
 
-    @Override
-    protected DistributedLock newLock(Relock client, String name) {
-        return client.getLock(name);
+    ReentrantLockTest() {
+        super(LockType.REENTRANT);
     }
 }

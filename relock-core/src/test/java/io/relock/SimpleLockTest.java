@@ -5,16 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /** The contract suite on {@link Relock#getSimpleLock(String)}, which is not reentrant. */
-class SimpleLockTest extends LockContractTest {
+class SimpleLockTest extends LockTypeContractTest {
 
-    @Override
-    protected DistributedLock newLock(Relock client, String name) {
-        return client.getSimpleLock(name);
-    }
-
-    @Override
-    protected boolean reentrant() {
-        return false;
+    SimpleLockTest() {
+        super(LockType.SIMPLE);
     }
 
     @Test

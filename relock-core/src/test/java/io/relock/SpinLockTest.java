@@ -7,16 +7,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The contract suite on {@link Relock#getSpinLock(String)}, which waits without pub/sub. */
-class SpinLockTest extends LockContractTest {
+class SpinLockTest extends LockTypeContractTest {
 
-    @Override
-    protected DistributedLock newLock(Relock client, String name) {
-        return client.getSpinLock(name);
-    }
-
-    @Override
-    protected void awaitWaiting(String name) {
-        awaitRetries(name);
+    SpinLockTest() {
+        super(LockType.SPIN);
     }
 
     @Test
