@@ -1,20 +1,15 @@
 package io.relock.internal;
 
-import io.relock.AcquireEvent;
-import io.relock.internal.LockDriver.Attempt;
-import io.relock.internal.LockDriver.Request;
 import io.relock.DistributedLock;
 import io.relock.ForceUnlockEvent;
 import io.relock.ReleaseEvent;
-import io.relock.RelockConnectionException;
-import io.relock.RelockReplicaSyncException;
+import io.relock.internal.LockDriver.Attempt;
+import io.relock.internal.LockDriver.Request;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
