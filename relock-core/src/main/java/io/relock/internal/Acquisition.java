@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *   STARTED ─► COUNTING (a re-entry reads its hold count) ─► ATTEMPTING
- *   ATTEMPTING ─► acquired ─────────────────────────────────► DONE
- *              ─► acquired, replica sync on ─► CONFIRMING ──► DONE, or ATTEMPTING (repeat), or UNDOING
+ *   ATTEMPTING ─► acquired ─► CONFIRMING ──► DONE                 (at once without replica sync)
+ *                                        ──► ATTEMPTING (repeat: reconnected), or UNDOING (too few replicas)
  *              ─► busy, time left ─► SUBSCRIBING ─► ATTEMPTING          (pub/sub, first time)
  *                                 ─► PARKED ─► ATTEMPTING               (pub/sub: message or TTL)
  *                                 ─► PAUSED ─► ATTEMPTING               (backoff, or no pub/sub)
@@ -162,12 +162,9 @@ final class Acquisition {
             if (cancelled) {
                 state = State.UNDOING;
                 lock.rollback(owner, before, null).whenComplete((ignored, e) -> finish(Attempt.NOT_ACQUIRED, null));
-            } else if (runtime.gateway().replicaSync()) {
-                state = State.CONFIRMING;
-                awaitReplicas(before, epoch, attempt);
             } else {
-                held(before + 1);
-                finish(attempt, null);
+                state = State.CONFIRMING;
+                confirm(before, epoch, attempt);
             }
             return;
         }
@@ -204,37 +201,37 @@ final class Acquisition {
     }
 
     /**
-     * Keeps the acquire only once enough replicas have it: a failover to a replica without
-     * it would hand the lock to someone else while this owner believes it holds it.
+     * Keeps the acquire only once it is confirmed (with replica sync, once enough replicas have
+     * it): a failover to a replica without it would hand the lock to someone else while this
+     * owner believes it holds it.
      */
-    private void awaitReplicas(int before, long epoch, Attempt attempt) {
+    private void confirm(int before, long epoch, Attempt attempt) {
         RedisGateway gateway = runtime.gateway();
-        gateway.waitForReplicas(keys.key()).whenComplete((acks, error) -> {
-            int required = gateway.replicaSyncMinReplicas();
-            boolean reconnected = gateway.connectionEpoch() != epoch;
-            if ((reconnected || (error != null && RedisGateway.transientFailure(Exceptions.unwrap(error))))
-                    && !cancelled && retryBudget().deadlineNanos() - runtime.nanoTime() > 0) {
-                // WAIT counts the writes of the connection it runs on: after a reconnect the
-                // acquire is run again as a repeat (it only refreshes the lease, a write on
-                // the new connection) and WAIT asked again.
+        gateway.confirmWrite(keys.key(), epoch).whenComplete((confirmation, error) -> {
+            if (error == null && confirmation.confirmed()) {
+                held(before + 1);
+                finish(attempt, null);
+                return;
+            }
+            if (error == null && confirmation.unsure() && !cancelled
+                    && retryBudget().deadlineNanos() - runtime.nanoTime() > 0) {
+                // Run again as a repeat (it only refreshes the lease: a write on the new
+                // connection, or the whole acquire on a promoted replica that lacked it).
                 attempt(before, true);
                 return;
             }
             RuntimeException failure;
             if (error != null) {
                 failure = Exceptions.translate(lock.describe("wait for replicas of"), error);
-            } else if (reconnected) {
+            } else if (confirmation.unsure()) {
                 failure = new RelockConnectionException("Redis connection was re-established while waiting "
                         + "for replicas: " + lock.describe("acquire") + "; the acquire was undone", null);
-            } else if (acks >= required) {
-                held(before + 1);
-                finish(attempt, null);
-                return;
             } else {
+                int required = gateway.replicaSyncMinReplicas();
                 failure = new RelockReplicaSyncException("acquired lock '" + lock.getName() + "' on the master but only "
-                        + acks + " of the required " + required + " replicas acknowledged within "
-                        + gateway.replicaSyncTimeoutMillis() + " ms; the acquire was released", acks.intValue(),
-                        required);
+                        + confirmation.acks() + " of the required " + required + " replicas acknowledged within "
+                        + gateway.replicaSyncTimeoutMillis() + " ms; the acquire was released",
+                        (int) confirmation.acks(), required);
             }
             // Undone before the caller hears of it, so nothing stays held that it does not know of.
             state = State.UNDOING;

@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * <p>Follow {@code lock()}: {@link #start} makes an {@link Acquisition}, which calls
  * {@link LockDriver#acquire} until it holds the lock, the wait ends or the caller gives up, and
  * parks between attempts. Follow {@code unlock()}: {@link #release} calls
- * {@link LockDriver#release} with the hold count the watchdog keeps, and forgets the hold when
- * the last one is gone.
+ * {@link LockDriver#release} with the hold count the watchdog keeps, confirms the write as
+ * acquires and renewals are confirmed ({@link RedisGateway#confirmWrite}), and forgets the hold
+ * when the last one is gone.
  */
 public final class LockEngine implements DistributedLock, EngineBacked {
 
@@ -301,13 +303,8 @@ public final class LockEngine implements DistributedLock, EngineBacked {
             hold.releasing.incrementAndGet();
         }
         int held = hold != null ? hold.count : 0;
-        CompletableFuture<Long> reply;
-        try {
-            reply = driver.release(new Request(field, lease, held, runtime.gateway().budget(), false));
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        return reply.handle((outcome, error) -> {
+        return releaseConfirmed(new Request(field, lease, held, runtime.gateway().budget(), false))
+                .handle((outcome, error) -> {
             if (hold != null) {
                 hold.releasing.decrementAndGet();
             }
@@ -332,6 +329,41 @@ public final class LockEngine implements DistributedLock, EngineBacked {
             }
             return null;
         });
+    }
+
+    /**
+     * Runs a release and confirms it as an acquire is confirmed. When the connection broke before
+     * replicas acknowledged, the release runs again, as a repeat, on the server that answers now:
+     * a promoted replica may still have what the old master released. Too few acknowledgements
+     * are only logged: the release stands on the master, and a hold that a failover brings back
+     * is renewed by no one, so it expires with its lease.
+     */
+    private CompletableFuture<Long> releaseConfirmed(Request request) {
+        long epoch = runtime.gateway().connectionEpoch();
+        CompletableFuture<Long> reply;
+        try {
+            reply = driver.release(request);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.thenCompose(outcome -> outcome == null
+                ? CompletableFuture.completedFuture(null)
+                : runtime.gateway().confirmWrite(keys.key(), epoch).handle((confirmation, error) -> {
+                    if (error == null && confirmation.unsure()
+                            && request.budget().deadlineNanos() - runtime.nanoTime() > 0) {
+                        return releaseConfirmed(new Request(request.field(), request.leaseMillis(),
+                                request.holdsBefore(), request.budget(), true));
+                    }
+                    if (error != null || !confirmation.confirmed()) {
+                        LOG.warn("released lock '{}' on the master, but replicas did not confirm it ({}); a failover "
+                                + "now may bring the hold back until its lease runs out", getName(),
+                                error != null ? Exceptions.unwrap(error).toString()
+                                        : confirmation.unsure() ? "the connection was re-established"
+                                                : confirmation.acks() + " of " + runtime.gateway().replicaSyncMinReplicas()
+                                                        + " replicas acknowledged");
+                    }
+                    return CompletableFuture.completedFuture(outcome);
+                }).thenCompose(Function.identity()));
     }
 
     private void released(Hold hold, ReleaseEvent.Outcome outcome) {

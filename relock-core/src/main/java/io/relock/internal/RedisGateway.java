@@ -49,6 +49,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -769,10 +770,36 @@ public final class RedisGateway implements AutoCloseable {
     }
 
     /**
+     * Confirms a write to {@code key} that was sent when the {@linkplain #connectionEpoch()
+     * connection epoch} was {@code epochBefore}: at once with replica sync off; else by
+     * {@code WAIT} on the connection that made it. Acquire, renewal and release all end here.
+     * Fails only for an error that is not connection trouble.
+     */
+    CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore) {
+        if (syncReplicas == 0) {
+            return CONFIRMED;
+        }
+        return waitForReplicas(key).handle((acks, error) -> {
+            // WAIT counts the writes of the connection it runs on: after a reconnect it answers
+            // for a connection that wrote nothing, perhaps on a promoted replica without the write.
+            if (connectionEpoch() != epochBefore || (error != null && transientFailure(Exceptions.unwrap(error)))) {
+                return WriteConfirmation.UNSURE;
+            }
+            if (error != null) {
+                throw error instanceof CompletionException completion ? completion : new CompletionException(error);
+            }
+            return acks >= syncReplicas ? WriteConfirmation.CONFIRMED : WriteConfirmation.tooFew(acks);
+        });
+    }
+
+    private static final CompletableFuture<WriteConfirmation> CONFIRMED =
+            CompletableFuture.completedFuture(WriteConfirmation.CONFIRMED);
+
+    /**
      * Sends {@code WAIT} on the connection that wrote {@code key}, completing with the number of
      * replicas that acknowledged this connection's writes so far.
      */
-    public CompletableFuture<Long> waitForReplicas(String key) {
+    private CompletableFuture<Long> waitForReplicas(String key) {
         if (cluster == null) {
             return commands.waitForReplication(syncReplicas, syncTimeoutMillis).toCompletableFuture();
         }

@@ -217,41 +217,34 @@ final class Watchdog {
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
-        return reply.thenCompose(renewed -> replicated(keys[0], epoch).thenApply(acknowledged -> {
-            List<Hold> unreplicated = new ArrayList<>();
+        return reply.thenCompose(renewed -> gateway.confirmWrite(keys[0], epoch).thenApply(confirmation -> {
+            List<Hold> unconfirmed = new ArrayList<>();
             for (int i = 0; i < keys.length; i++) {
                 Hold hold = batch.get(i);
                 if (((Number) renewed.get(i)).longValue() != 1) {
                     if (hold.releasing.get() == 0 && get(hold.lock, hold.owner) == hold) {
                         markLost(hold, null, tally);
                     }
-                } else if (acknowledged) {
+                } else if (confirmation.confirmed()) {
                     hold.renewedAtNanos = sentAt;
                     tally.renewed.incrementAndGet();
                 } else {
-                    unreplicated.add(hold);
+                    unconfirmed.add(hold);
                 }
             }
-            if (!unreplicated.isEmpty()) {
-                renewalFailed(unreplicated, new RelockException("renewed on the master, but fewer than "
-                        + gateway.replicaSyncMinReplicas() + " replicas acknowledged within "
-                        + gateway.replicaSyncTimeoutMillis() + " ms"), tally);
+            if (!unconfirmed.isEmpty()) {
+                // Tried again at the next tick, on whatever connection is up then.
+                renewalFailed(unconfirmed, new RelockException(confirmation.unsure()
+                        ? "renewed, but the connection was re-established before replicas acknowledged"
+                        : "renewed on the master, but only " + confirmation.acks() + " of "
+                                + gateway.replicaSyncMinReplicas() + " replicas acknowledged within "
+                                + gateway.replicaSyncTimeoutMillis() + " ms"), tally);
             }
             return (Void) null;
         })).exceptionally(error -> {
             renewalFailed(batch, error, tally);
             return null;
         });
-    }
-
-    /** With replica sync on, whether enough replicas acknowledged the writes to {@code key}'s master. */
-    private CompletableFuture<Boolean> replicated(String key, long epoch) {
-        if (!gateway.replicaSync()) {
-            return CompletableFuture.completedFuture(true);
-        }
-        // After a reconnect WAIT is answered for the new connection, which wrote nothing.
-        return gateway.waitForReplicas(key).thenApply(acks -> acks >= gateway.replicaSyncMinReplicas()
-                && gateway.connectionEpoch() == epoch);
     }
 
     private void renewalFailed(List<Hold> batch, Throwable error, Tally tally) {
