@@ -539,12 +539,14 @@ public final class RelockConfig {
         }
 
         /**
-         * Make every acquire and watchdog renewal wait (Redis {@code WAIT}) until at least
-         * {@code minReplicas} replicas of the lock's master acknowledged it, at most
+         * Make every acquire, watchdog renewal and release wait (Redis {@code WAIT}) until at
+         * least {@code minReplicas} replicas of the lock's master acknowledged it, at most
          * {@code timeout}. An acquire with fewer acknowledgements is undone and fails with a
          * {@link RelockException} saying how many replicas answered; a renewal with fewer
          * counts as a failed renewal (the hold is reported lost if none succeeds before its
-         * lease ends). Off by default. This narrows the window in which a failover loses a
+         * lease ends); a release with fewer is logged and stands (it took effect on the master).
+         * When the connection changed between the write and {@code WAIT}, the write is run again
+         * on the server that answers now, within the call's budget. Off by default. This narrows the window in which a failover loses a
          * lock; it does not close it (see the README's Guarantees).
          *
          * @param minReplicas at least 1
