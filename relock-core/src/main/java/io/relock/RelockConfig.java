@@ -219,7 +219,7 @@ public final class RelockConfig {
     }
 
     /**
-     * How many replicas must acknowledge each acquire and renewal (Redis {@code WAIT}).
+     * How many replicas must acknowledge each acquire, renewal and release (Redis {@code WAIT}).
      *
      * @return the minimum number of replicas, 0 when replica sync is off
      */

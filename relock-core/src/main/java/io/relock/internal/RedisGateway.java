@@ -755,7 +755,7 @@ public final class RedisGateway implements AutoCloseable {
         return cluster != null ? SlotHash.getSlot(key) : 0;
     }
 
-    /** Whether acquires and renewals wait for replica acknowledgements. */
+    /** Whether acquires, renewals and releases wait for replica acknowledgements. */
     public boolean replicaSync() {
         return syncReplicas > 0;
     }

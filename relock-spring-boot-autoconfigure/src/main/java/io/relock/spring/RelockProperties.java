@@ -228,7 +228,7 @@ public class RelockProperties {
         LOG
     }
 
-    /** Waiting for replicas to acknowledge each acquire and renewal (Redis WAIT); off by default. */
+    /** Waiting for replicas to acknowledge each acquire, renewal and release (Redis WAIT); off by default. */
     public static class ReplicaSync {
 
         /** How many replicas must acknowledge; 0 (the default) turns replica sync off. */
