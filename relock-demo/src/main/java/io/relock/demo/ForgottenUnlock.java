@@ -12,7 +12,7 @@ import java.util.Set;
  * lock is never freed; once the client is gone (closed here, crashed in real life) the renewals
  * stop and the lock expires within one lease.
  */
-final class ForgottenUnlock implements Scenario {
+final class ForgottenUnlock extends WatchdogExperiment {
 
     static final String TITLE = "Seed 004, experiment 1: no lease and no unlock()";
 
@@ -22,23 +22,10 @@ final class ForgottenUnlock implements Scenario {
     /** Polling granularity and round trips on top of the lease when timing the expiry. */
     private static final Duration EXPIRY_TOLERANCE = Duration.ofMillis(250);
 
-    private final DemoRedis redis;
-    private final Duration watchdogTimeout;
-
     ForgottenUnlock(DemoRedis redis, Duration watchdogTimeout) {
-        this.redis = redis;
-        this.watchdogTimeout = watchdogTimeout;
-    }
-
-    @Override
-    public String title() {
-        return TITLE;
-    }
-
-    @Override
-    public String whatItShows() {
-        return "the watchdog keeps a forgotten lock held for as long as its client lives; when the client"
-                + " goes, the lock expires within one lease.";
+        super(redis, watchdogTimeout, TITLE,
+                "the watchdog keeps a forgotten lock held for as long as its client lives; when the client"
+                        + " goes, the lock expires within one lease.");
     }
 
     @Override

@@ -8,7 +8,7 @@ import java.time.Duration;
  * are in the critical section; A's late {@code unlock()} then fails with
  * {@link IllegalMonitorStateException}, and so does B's.
  */
-final class LeaseShorterThanWork implements Scenario {
+final class LeaseShorterThanWork extends WatchdogExperiment {
 
     static final String TITLE = "Seed 004, experiment 2: a lease shorter than the work";
 
@@ -16,35 +16,18 @@ final class LeaseShorterThanWork implements Scenario {
     private static final Duration WORK = Duration.ofMillis(800);
     private static final Duration WAIT = Duration.ofSeconds(2);
 
-    private final DemoRedis redis;
-    private final Duration watchdogTimeout;
-
     LeaseShorterThanWork(DemoRedis redis, Duration watchdogTimeout) {
-        this.redis = redis;
-        this.watchdogTimeout = watchdogTimeout;
-    }
-
-    @Override
-    public String title() {
-        return TITLE;
-    }
-
-    @Override
-    public String whatItShows() {
-        return "a fixed lease is not renewed: when it runs out mid-work a second holder gets in, and the late"
-                + " unlock() fails.";
+        super(redis, watchdogTimeout, TITLE,
+                "a fixed lease is not renewed: when it runs out mid-work a second holder gets in, and the late"
+                        + " unlock() fails.");
     }
 
     @Override
     public void run(Report.Section section) throws Exception {
         WorkerPair.Plan plan = new WorkerPair.Plan("experiment-2", WAIT, LEASE, WORK);
         section.figure("each worker", plan.call() + ", then works " + Report.human(WORK));
-        WorkerPair.Result result;
-        int lostEvents;
-        try (WorkerPair pair = WorkerPair.onTwoClients(redis, watchdogTimeout)) {
-            result = pair.run(plan);
-            lostEvents = pair.lostEvents();
-        }
+        WorkerPair.Result result = WorkerPair.runOnTwoClients(redis, watchdogTimeout, plan);
+        int lostEvents = result.lostEvents();
         result.timeline().printTo(section);
 
         section.figure("most holders at once", result.mostInside());

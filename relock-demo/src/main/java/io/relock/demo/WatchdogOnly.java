@@ -7,27 +7,14 @@ import java.time.Duration;
  * The watchdog keeps A's lock for all of its work, three times the lease; B waits, gets the
  * lock only once A has released it, and both unlocks succeed.
  */
-final class WatchdogOnly implements Scenario {
+final class WatchdogOnly extends WatchdogExperiment {
 
     static final String TITLE = "Seed 004, experiment 3: wait, no lease, let the watchdog renew";
 
-    private final DemoRedis redis;
-    private final Duration watchdogTimeout;
-
     WatchdogOnly(DemoRedis redis, Duration watchdogTimeout) {
-        this.redis = redis;
-        this.watchdogTimeout = watchdogTimeout;
-    }
-
-    @Override
-    public String title() {
-        return TITLE;
-    }
-
-    @Override
-    public String whatItShows() {
-        return "without a lease the lock lasts exactly as long as the work, however long: no overlap, clean"
-                + " unlocks, and B gets in right after A.";
+        super(redis, watchdogTimeout, TITLE,
+                "without a lease the lock lasts exactly as long as the work, however long: no overlap, clean"
+                        + " unlocks, and B gets in right after A.");
     }
 
     @Override
@@ -36,12 +23,8 @@ final class WatchdogOnly implements Scenario {
         WorkerPair.Plan plan = new WorkerPair.Plan("experiment-3", work.multipliedBy(2), null, work);
         section.figure("each worker", plan.call() + ", then works " + Report.human(work) + " (3 leases of "
                 + Report.human(watchdogTimeout) + ")");
-        WorkerPair.Result result;
-        int lostEvents;
-        try (WorkerPair pair = WorkerPair.onTwoClients(redis, watchdogTimeout)) {
-            result = pair.run(plan);
-            lostEvents = pair.lostEvents();
-        }
+        WorkerPair.Result result = WorkerPair.runOnTwoClients(redis, watchdogTimeout, plan);
+        int lostEvents = result.lostEvents();
         result.timeline().printTo(section);
 
         WorkerPair.Run a = result.a();

@@ -51,8 +51,11 @@ final class WorkerPair implements AutoCloseable {
         }
     }
 
-    /** Both workers' runs, the most threads seen inside the critical section at once, and what happened when. */
-    record Result(Run a, Run b, int mostInside, Timeline timeline) {}
+    /**
+     * Both workers' runs, the most threads seen inside the critical section at once, what
+     * happened when, and how many lost-lock events the clients' listeners received.
+     */
+    record Result(Run a, Run b, int mostInside, Timeline timeline, int lostEvents) {}
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
@@ -72,16 +75,18 @@ final class WorkerPair implements AutoCloseable {
      * Two new clients with the given watchdog timeout, each with a {@link io.relock.LockListener}
      * that writes lost-lock events to the timeline.
      */
-    static WorkerPair onTwoClients(DemoRedis redis, Duration watchdogTimeout) {
+    private static WorkerPair onTwoClients(DemoRedis redis, Duration watchdogTimeout) {
         WorkerPair pair = new WorkerPair(redis.newClient(watchdogTimeout), redis.newClient(watchdogTimeout));
         pair.clientA.addLockListener(pair::onLockLost);
         pair.clientB.addLockListener(pair::onLockLost);
         return pair;
     }
 
-    /** How many lost-lock events the clients' listeners received. */
-    int lostEvents() {
-        return lostEvents.get();
+    /** Runs {@code plan} on two new clients, as {@link #run} does, and closes them. */
+    static Result runOnTwoClients(DemoRedis redis, Duration watchdogTimeout, Plan plan) throws Exception {
+        try (WorkerPair pair = onTwoClients(redis, watchdogTimeout)) {
+            return pair.run(plan);
+        }
     }
 
     /**
@@ -100,7 +105,7 @@ final class WorkerPair implements AutoCloseable {
         }
         new Thread(b, "worker-B").start();
         return new Result(a.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS), b.get(TIMEOUT.toMillis(),
-                TimeUnit.MILLISECONDS), mostInside.get(), timeline);
+                TimeUnit.MILLISECONDS), mostInside.get(), timeline, lostEvents.get());
     }
 
     private Run work(String who, Relock client, Plan plan, CountDownLatch hasTried) throws InterruptedException {
