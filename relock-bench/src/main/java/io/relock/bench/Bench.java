@@ -181,6 +181,7 @@ public final class Bench {
                 "--warmup-ms", Long.toString(options.warmup().toMillis()),
                 "--window-ms", Long.toString(options.window().toMillis()),
                 "--count-ms", Long.toString(options.count().toMillis()),
+                "--heap", options.heap(),
                 "--cases", String.join(",", scenario.order(cases, repeat))));
         if (!masters.isEmpty()) {
             args.add("--masters");
