@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -138,7 +140,7 @@ public final class Bench {
         List<Report.Run> runs = new ArrayList<>();
         int total = 0;
         for (Scenario scenario : Scenario.all()) {
-            total += cases(scenario, options).isEmpty() ? 0 : 2 * options.repeats();
+            total += cases(scenario, options).isEmpty() ? 0 : libraries(scenario).size() * options.repeats();
         }
         int number = 0;
         for (Scenario scenario : Scenario.all()) {
@@ -146,9 +148,22 @@ public final class Bench {
             if (cases.isEmpty()) {
                 continue;
             }
+            for (Library library : Library.values()) {
+                String without = scenario.without(library);
+                if (without != null) {
+                    out.println("[" + scenario.id() + "] " + library.displayName() + " not run: " + without);
+                    for (String caseId : cases) {
+                        CaseResult skipped = new CaseResult(caseId, caseId).unavailable(without);
+                        runs.add(new Report.Run(0, Report.Run.NOT_RUN, library, skipped.toJson(library)));
+                    }
+                }
+            }
+            List<Library> libraries = libraries(scenario);
             for (int repeat = 0; repeat < options.repeats(); repeat++) {
-                List<Library> order = repeat % 2 == 0 ? List.of(Library.RELOCK, Library.REDISSON)
-                        : List.of(Library.REDISSON, Library.RELOCK);
+                List<Library> order = new ArrayList<>(libraries);
+                if (repeat % 2 == 1) {
+                    Collections.reverse(order);
+                }
                 for (int position = 0; position < order.size(); position++) {
                     Library library = order.get(position);
                     number++;
@@ -159,6 +174,11 @@ public final class Bench {
             }
         }
         return runs;
+    }
+
+    /** The libraries that run {@code scenario}, in the order of the first repeat (later repeats alternate it). */
+    static List<Library> libraries(Scenario scenario) {
+        return Arrays.stream(Library.values()).filter(library -> scenario.without(library) == null).toList();
     }
 
     private static List<String> cases(Scenario scenario, Options options) {

@@ -4,10 +4,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 
-/** The libraries under comparison, and how to connect a client of each. */
+/**
+ * The libraries under comparison, and how to connect a client of each: Relock and its peers,
+ * Redisson and Spring Integration's {@code RedisLockRegistry}.
+ */
 enum Library {
 
     RELOCK("Relock", "relock.version") {
@@ -21,6 +26,13 @@ enum Library {
         @Override
         LockLibrary connect(String uri, Duration watchdogTimeout) {
             return new RedissonLibrary(uri, watchdogTimeout);
+        }
+    },
+
+    REGISTRY("RedisLockRegistry", "spring-integration.version") {
+        @Override
+        LockLibrary connect(String uri, Duration watchdogTimeout) {
+            return new RegistryLibrary(uri, watchdogTimeout);
         }
     };
 
@@ -37,7 +49,8 @@ enum Library {
     /**
      * Connects one client.
      *
-     * @param watchdogTimeout the lock watchdog timeout, or null for the library's default (30 s for both)
+     * @param watchdogTimeout the lock watchdog timeout, or null for the library's default (30 s for
+     *     Relock and Redisson; the registry has no watchdog and ignores it)
      */
     abstract LockLibrary connect(String uri, Duration watchdogTimeout);
 
@@ -50,9 +63,14 @@ enum Library {
         return VERSIONS.getProperty(versionProperty, "unknown");
     }
 
-    /** The command-line and JSON name: {@code relock}, {@code redisson}. */
+    /** The command-line and JSON name: {@code relock}, {@code redisson}, {@code registry}. */
     String id() {
         return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The libraries Relock is compared with. */
+    static List<Library> peers() {
+        return Arrays.stream(values()).filter(library -> library != RELOCK).toList();
     }
 
     static Library fromId(String id) {

@@ -1,6 +1,7 @@
 package io.relock.bench;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -22,10 +23,13 @@ final class Report {
     /**
      * One case's result from one worker JVM.
      *
-     * @param position 0 if this library ran first in its pair, 1 if second
+     * @param position 0 if this library's worker ran first in its repeat, 1 if second, …; {@link #NOT_RUN}
+     *     for a library that the scenario does not run (the result then only says why)
      * @param result the worker's JSON for the case
      */
     record Run(int repeat, int position, Library library, Map<String, Object> result) {
+
+        static final int NOT_RUN = -1;
 
         String caseId() {
             return (String) result.get("case");
@@ -186,7 +190,7 @@ final class Report {
     private List<Metric> metricsOf(String caseId) {
         List<Metric> present = new ArrayList<>();
         for (Metric metric : Metric.values()) {
-            if (!values(caseId, Library.RELOCK, metric).isEmpty() || !values(caseId, Library.REDISSON, metric).isEmpty()) {
+            if (Arrays.stream(Library.values()).anyMatch(library -> !values(caseId, library, metric).isEmpty())) {
                 present.add(metric);
             }
         }
@@ -252,7 +256,7 @@ final class Report {
         }
 
         List<String[]> rows = tableRows();
-        int[] widths = new int[5];
+        int[] widths = new int[rows.get(0).length];
         for (String[] row : rows) {
             for (int i = 0; i < row.length; i++) {
                 widths[i] = Math.max(widths[i], row[i].codePointCount(0, row[i].length()));
@@ -309,25 +313,32 @@ final class Report {
 
     private List<String[]> tableRows() {
         List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"case", "metric", "Relock", "Redisson", "Relock/Redisson"});
+        List<String> header = new ArrayList<>(List.of("case", "metric"));
+        for (Library library : Library.values()) {
+            header.add(library.displayName());
+        }
+        header.add("Relock/Redisson");
+        rows.add(header.toArray(String[]::new));
         for (String caseId : caseIds()) {
             String title = title(caseId) + " [" + caseId + "]";
-            String relockMissing = unavailable(caseId, Library.RELOCK);
-            String redissonMissing = unavailable(caseId, Library.REDISSON);
             List<Metric> metrics = metricsOf(caseId);
             if (metrics.isEmpty()) {
-                rows.add(new String[] {title, "", relockMissing != null ? "not available" : "no result",
-                        redissonMissing != null ? "not available" : "no result", ""});
+                List<String> row = new ArrayList<>(List.of(title, ""));
+                for (Library library : Library.values()) {
+                    row.add(unavailable(caseId, library) != null ? "not available" : "no result");
+                }
+                row.add("");
+                rows.add(row.toArray(String[]::new));
                 continue;
             }
             boolean first = true;
             for (Metric metric : metrics) {
-                Values relock = values(caseId, Library.RELOCK, metric);
-                Values redisson = values(caseId, Library.REDISSON, metric);
-                rows.add(new String[] {first ? title : "", metric.label(),
-                        relockMissing != null ? "not available" : spread(metric, relock),
-                        redissonMissing != null ? "not available" : spread(metric, redisson),
-                        ratioText(caseId, metric)});
+                List<String> row = new ArrayList<>(List.of(first ? title : "", metric.label()));
+                for (Library library : Library.values()) {
+                    row.add(unavailable(caseId, library) != null ? "not available" : spread(metric, values(caseId, library, metric)));
+                }
+                row.add(ratioText(caseId, metric));
+                rows.add(row.toArray(String[]::new));
                 first = false;
             }
         }
@@ -507,7 +518,8 @@ final class Report {
         }
         out.append("## Results\n\n");
         List<String[]> rows = tableRows();
-        out.append("| ").append(String.join(" | ", rows.get(0))).append(" |\n|---|---|---:|---:|---:|\n");
+        out.append("| ").append(String.join(" | ", rows.get(0))).append(" |\n|---|---|")
+                .append("---:|".repeat(rows.get(0).length - 2)).append('\n');
         for (String[] row : rows.subList(1, rows.size())) {
             out.append("| ").append(String.join(" | ", row)).append(" |\n");
         }
@@ -582,8 +594,9 @@ final class Report {
                 entry.put("metric", metric.key());
                 entry.put("label", metric.label());
                 entry.put("better", metric.better().name().toLowerCase(Locale.ROOT));
-                entry.put("relock", values(caseId, Library.RELOCK, metric).toJson());
-                entry.put("redisson", values(caseId, Library.REDISSON, metric).toJson());
+                for (Library library : Library.values()) {
+                    entry.put(library.id(), values(caseId, library, metric).toJson());
+                }
                 entry.put("ratio", ratio(caseId, metric));
                 entry.put("pair_ratios", pairRatios(caseId, metric));
                 summary.add(entry);

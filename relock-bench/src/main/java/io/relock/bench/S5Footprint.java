@@ -116,6 +116,9 @@ final class S5Footprint implements Scenario {
         result.detail("watchdog_timeout_ms", WATCHDOG_TIMEOUT.toMillis());
         long intervalMillis = WATCHDOG_TIMEOUT.toMillis() / 3;
         try (LockLibrary client = context.library().connect(context.uri(), WATCHDOG_TIMEOUT)) {
+            if (!client.renewsLeases()) {
+                return result.unavailable("no watchdog: a held lock keeps a fixed lease");
+            }
             CountDownLatch acquired = new CountDownLatch(HOLDER_THREADS);
             CountDownLatch release = new CountDownLatch(1);
             AtomicReference<Throwable> failure = new AtomicReference<>();

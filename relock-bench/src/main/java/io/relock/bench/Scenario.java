@@ -26,6 +26,15 @@ interface Scenario {
         return cases;
     }
 
+    /**
+     * Why {@code library} has nothing to measure in any case of this scenario (it has no such
+     * lock type), or null when it runs. The bench starts no worker for it and reports every
+     * case of the scenario as not available for it, with this reason.
+     */
+    default String without(Library library) {
+        return null;
+    }
+
     /** Runs one case and describes what it measured; failures go into the result, not thrown. */
     CaseResult run(String caseId, WorkerContext context) throws Exception;
 
