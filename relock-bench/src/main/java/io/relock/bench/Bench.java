@@ -20,12 +20,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The bench command: Relock and Redisson side by side, on one redis-server that it starts
- * itself, in one run.
+ * The bench command: Relock beside its peers, Redisson and Spring Integration's
+ * RedisLockRegistry, on one redis-server that it starts itself, in one run.
  *
  * <p>For every scenario, library and repeat it starts a fresh worker JVM ({@link Worker}, same
- * flags and classpath for both libraries), alternating which library goes first in each
- * repeat. Between workers the servers are flushed and their statistics reset. At the end it
+ * flags and classpath for every library), alternating the order of the libraries between
+ * repeats; a library a scenario does not apply to ({@link Scenario#without}) gets no worker.
+ * Between workers the servers are flushed and their statistics reset. At the end it
  * prints the table and the goals, and writes {@code <out>/<yyyy-MM-dd-HHmm>/results.json},
  * {@code table.txt} and {@code chart.png}, and {@code <out>/latest.md}.
  *
@@ -38,6 +39,9 @@ public final class Bench {
     static final int REDLOCK_MASTERS = 5;
     /** Per case, beyond its warm-up, window and counting phase: client set-up, slow releases, JVM start. */
     private static final Duration CASE_SLACK = Duration.ofSeconds(90);
+    /** For the estimate printed at the start: a worker JVM's start and end, and a case's clients. */
+    private static final double WORKER_START_SECONDS = 1.5;
+    private static final double CASE_SET_UP_SECONDS = 0.3;
 
     private Bench() {
     }
@@ -264,15 +268,20 @@ public final class Bench {
     }
 
     private static String estimate(Options options) {
-        double perCase = (options.warmup().toMillis() + options.window().toMillis() + options.count().toMillis()) / 1000.0
-                + 0.3;
         double seconds = 0;
         for (Scenario scenario : Scenario.all()) {
             List<String> cases = cases(scenario, options);
-            if (!cases.isEmpty()) {
-                double scenarioSeconds = scenario.id().equals("S5") ? 7 * cases.size() : perCase * cases.size();
-                seconds += 2 * options.repeats() * (scenarioSeconds + 1.5);
+            if (cases.isEmpty()) {
+                continue;
             }
+            double worker = WORKER_START_SECONDS;
+            for (String caseId : cases) {
+                Load.Timing timing = scenario.timing(caseId, options.timing());
+                worker += scenario.id().equals("S5") ? 7
+                        : (timing.warmup().toMillis() + timing.window().toMillis() + timing.count().toMillis()) / 1000.0
+                                + CASE_SET_UP_SECONDS;
+            }
+            seconds += libraries(scenario).size() * options.repeats() * worker;
         }
         if (options.scenarios().contains("S0")) {
             seconds += options.repeats() * 4 * (options.window().toMillis() / 2000.0 + 0.5);

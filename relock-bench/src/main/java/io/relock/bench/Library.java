@@ -15,21 +15,21 @@ import java.util.Properties;
  */
 enum Library {
 
-    RELOCK("Relock", "relock.version") {
+    RELOCK("Relock", "Relock", "relock.version") {
         @Override
         LockLibrary connect(String uri, Duration watchdogTimeout) {
             return new RelockLibrary(uri, watchdogTimeout);
         }
     },
 
-    REDISSON("Redisson", "redisson.version") {
+    REDISSON("Redisson", "Redisson", "redisson.version") {
         @Override
         LockLibrary connect(String uri, Duration watchdogTimeout) {
             return new RedissonLibrary(uri, watchdogTimeout);
         }
     },
 
-    REGISTRY("RedisLockRegistry", "spring-integration.version") {
+    REGISTRY("RedisLockRegistry", "Registry", "spring-integration.version") {
         @Override
         LockLibrary connect(String uri, Duration watchdogTimeout) {
             return new RegistryLibrary(uri, watchdogTimeout);
@@ -39,10 +39,12 @@ enum Library {
     private static final Properties VERSIONS = loadVersions();
 
     private final String displayName;
+    private final String shortName;
     private final String versionProperty;
 
-    Library(String displayName, String versionProperty) {
+    Library(String displayName, String shortName, String versionProperty) {
         this.displayName = displayName;
+        this.shortName = shortName;
         this.versionProperty = versionProperty;
     }
 
@@ -56,6 +58,11 @@ enum Library {
 
     String displayName() {
         return displayName;
+    }
+
+    /** For the chart's labels, where space is short. */
+    String shortName() {
+        return shortName;
     }
 
     /** The version the bench was built with. */

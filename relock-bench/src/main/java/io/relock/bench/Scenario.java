@@ -27,6 +27,14 @@ interface Scenario {
     }
 
     /**
+     * The phases of {@code caseId}: {@code given} (the run's flags) unless the scenario shortens
+     * a case to keep the whole run within its time.
+     */
+    default Load.Timing timing(String caseId, Load.Timing given) {
+        return given;
+    }
+
+    /**
      * Why {@code library} has nothing to measure in any case of this scenario (it has no such
      * lock type), or null when it runs. The bench starts no worker for it and reports every
      * case of the scenario as not available for it, with this reason.
