@@ -179,9 +179,10 @@ final class Report {
         return List.copyOf(ids);
     }
 
+    /** The case's title as a worker gave it (a case not run for a library has only its id). */
     private String title(String caseId) {
-        return runs.stream().filter(run -> run.caseId().equals(caseId)).map(run -> (String) run.result().get("title"))
-                .findFirst().orElse(caseId);
+        return runs.stream().filter(run -> run.caseId().equals(caseId) && run.position() != Run.NOT_RUN)
+                .map(run -> (String) run.result().get("title")).findFirst().orElse(caseId);
     }
 
     private List<Run> runsOf(String caseId, Library library) {
@@ -386,7 +387,7 @@ final class Report {
     private String methodText() {
         return "each case in a fresh JVM per library (same flags), " + options.repeats() + " repeats alternating "
                 + "the order of the libraries; " + seconds(options.window()) + " window after " + seconds(options.warmup())
-                + " warm-up (S3's cases across clients and JVMs: " + seconds(S3HandOff.shorter(options.timing()).window())
+                + " warm-up (S3: " + seconds(S3HandOff.shorter(options.timing()).window())
                 + " after " + seconds(S3HandOff.shorter(options.timing()).warmup()) + "); values are medians "
                 + "(min–max over repeats); Relock/best peer is Relock's median over the better peer median";
     }
@@ -566,9 +567,11 @@ final class Report {
 
     private String measuredText(Goal goal, double value) {
         if (!Double.isFinite(value)) {
-            return caseIds().contains(goal.caseId()) ? "no value (see errors)"
-                    : goal.kind() == Goal.Kind.ROUND_TRIPS_AT_MOST && !Double.isFinite(roundTripMicros())
-                            ? "S0 not run (no EVALSHA round trip)" : "case " + goal.caseId() + " not run";
+            if (!caseIds().contains(goal.caseId())) {
+                return "case " + goal.caseId() + " not run";
+            }
+            return goal.kind() == Goal.Kind.ROUND_TRIPS_AT_MOST && !Double.isFinite(roundTripMicros())
+                    ? "no EVALSHA round trip (S0 not run)" : "no value (see errors)";
         }
         Metric metric = goal.metric();
         double relock = values(goal.caseId(), Library.RELOCK, metric).median();
