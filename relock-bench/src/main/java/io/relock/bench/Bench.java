@@ -25,7 +25,8 @@ import java.util.Set;
  *
  * <p>For every scenario, library and repeat it starts a fresh worker JVM ({@link Worker}, same
  * flags and classpath for every library), alternating the order of the libraries between
- * repeats; a library a scenario does not apply to ({@link Scenario#without}) gets no worker.
+ * repeats; a case a library has nothing for ({@link Scenario#without}) is reported as not
+ * available without running it, and a library left with no case gets no worker.
  * Between workers the servers are flushed and their statistics reset. At the end it
  * prints the table and the goals, and writes {@code <out>/<yyyy-MM-dd-HHmm>/results.json},
  * {@code table.txt} and {@code chart.png}, and {@code <out>/latest.md}.
@@ -39,9 +40,13 @@ public final class Bench {
     static final int REDLOCK_MASTERS = 5;
     /** Per case, beyond its warm-up, window and counting phase: client set-up, slow releases, JVM start. */
     private static final Duration CASE_SLACK = Duration.ofSeconds(90);
-    /** For the estimate printed at the start: a worker JVM's start and end, and a case's clients. */
+    /**
+     * For the estimate printed at the start: a worker JVM's start and end, a case's clients, and
+     * an S5 case (its own phases: 10 000 locks to take, MONITOR, a window).
+     */
     private static final double WORKER_START_SECONDS = 1.5;
     private static final double CASE_SET_UP_SECONDS = 0.3;
+    private static final double S5_CASE_SECONDS = 7;
 
     private Bench() {
     }
@@ -144,25 +149,22 @@ public final class Bench {
         List<Report.Run> runs = new ArrayList<>();
         int total = 0;
         for (Scenario scenario : Scenario.all()) {
-            total += cases(scenario, options).isEmpty() ? 0 : libraries(scenario).size() * options.repeats();
+            total += libraries(scenario, cases(scenario, options)).size() * options.repeats();
         }
         int number = 0;
         for (Scenario scenario : Scenario.all()) {
             List<String> cases = cases(scenario, options);
-            if (cases.isEmpty()) {
-                continue;
-            }
             for (Library library : Library.values()) {
-                String without = scenario.without(library);
-                if (without != null) {
-                    out.println("[" + scenario.id() + "] " + library.displayName() + " not run: " + without);
-                    for (String caseId : cases) {
+                for (String caseId : cases) {
+                    String without = scenario.without(caseId, library);
+                    if (without != null) {
+                        out.println("[" + caseId + "] " + library.displayName() + " not run: " + without);
                         CaseResult skipped = new CaseResult(caseId, caseId).unavailable(without);
                         runs.add(new Report.Run(0, Report.Run.NOT_RUN, library, skipped.toJson(library)));
                     }
                 }
             }
-            List<Library> libraries = libraries(scenario);
+            List<Library> libraries = libraries(scenario, cases);
             for (int repeat = 0; repeat < options.repeats(); repeat++) {
                 List<Library> order = new ArrayList<>(libraries);
                 if (repeat % 2 == 1) {
@@ -173,16 +175,27 @@ public final class Bench {
                     number++;
                     out.printf(Locale.ROOT, "[%d/%d] %s %s, repeat %d%n", number, total, scenario.id(),
                             library.displayName(), repeat + 1);
-                    runs.addAll(runWorker(options, scenario, cases, library, repeat, position, server, masters, out));
+                    long started = System.nanoTime();
+                    runs.addAll(runWorker(options, scenario, casesFor(scenario, cases, library), library, repeat,
+                            position, server, masters, out));
+                    out.printf(Locale.ROOT, "    (%.1f s)%n", (System.nanoTime() - started) / 1e9);
                 }
             }
         }
         return runs;
     }
 
-    /** The libraries that run {@code scenario}, in the order of the first repeat (later repeats alternate it). */
-    static List<Library> libraries(Scenario scenario) {
-        return Arrays.stream(Library.values()).filter(library -> scenario.without(library) == null).toList();
+    /**
+     * The libraries that run some of {@code cases} of {@code scenario}, in the order of the first
+     * repeat (later repeats alternate it).
+     */
+    static List<Library> libraries(Scenario scenario, List<String> cases) {
+        return Arrays.stream(Library.values()).filter(library -> !casesFor(scenario, cases, library).isEmpty()).toList();
+    }
+
+    /** Those of {@code cases} that {@code library} runs. */
+    static List<String> casesFor(Scenario scenario, List<String> cases, Library library) {
+        return cases.stream().filter(caseId -> scenario.without(caseId, library) == null).toList();
     }
 
     private static List<String> cases(Scenario scenario, Options options) {
@@ -271,17 +284,15 @@ public final class Bench {
         double seconds = 0;
         for (Scenario scenario : Scenario.all()) {
             List<String> cases = cases(scenario, options);
-            if (cases.isEmpty()) {
-                continue;
+            for (Library library : libraries(scenario, cases)) {
+                seconds += options.repeats() * WORKER_START_SECONDS;
+                for (String caseId : casesFor(scenario, cases, library)) {
+                    Load.Timing timing = scenario.timing(caseId, options.timing());
+                    seconds += options.repeats() * (scenario.id().equals("S5") ? S5_CASE_SECONDS
+                            : (timing.warmup().toMillis() + timing.window().toMillis() + timing.count().toMillis()) / 1000.0
+                                    + CASE_SET_UP_SECONDS);
+                }
             }
-            double worker = WORKER_START_SECONDS;
-            for (String caseId : cases) {
-                Load.Timing timing = scenario.timing(caseId, options.timing());
-                worker += scenario.id().equals("S5") ? 7
-                        : (timing.warmup().toMillis() + timing.window().toMillis() + timing.count().toMillis()) / 1000.0
-                                + CASE_SET_UP_SECONDS;
-            }
-            seconds += libraries(scenario).size() * options.repeats() * worker;
         }
         if (options.scenarios().contains("S0")) {
             seconds += options.repeats() * 4 * (options.window().toMillis() / 2000.0 + 0.5);

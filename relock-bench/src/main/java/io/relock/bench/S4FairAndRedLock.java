@@ -34,7 +34,7 @@ final class S4FairAndRedLock implements Scenario {
 
     /** Spring Integration's lock registries have neither a fair lock nor a RedLock. */
     @Override
-    public String without(Library library) {
+    public String without(String caseId, Library library) {
         return library == Library.REGISTRY ? "no fair lock and no RedLock in Spring Integration" : null;
     }
 

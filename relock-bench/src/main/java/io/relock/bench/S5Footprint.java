@@ -55,6 +55,13 @@ final class S5Footprint implements Scenario {
         return List.of("S5/footprint", "S5/watchdog");
     }
 
+    /** The registry keeps a fixed lease (60 s) on a held lock: nothing renews it. */
+    @Override
+    public String without(String caseId, Library library) {
+        return caseId.equals("S5/watchdog") && library == Library.REGISTRY ? "no watchdog: a held lock keeps a fixed lease"
+                : null;
+    }
+
     @Override
     public CaseResult run(String caseId, WorkerContext context) throws Exception {
         return caseId.equals("S5/footprint") ? footprint(caseId, context) : watchdog(caseId, context);

@@ -35,11 +35,12 @@ interface Scenario {
     }
 
     /**
-     * Why {@code library} has nothing to measure in any case of this scenario (it has no such
-     * lock type), or null when it runs. The bench starts no worker for it and reports every
-     * case of the scenario as not available for it, with this reason.
+     * Why {@code library} has nothing to measure in {@code caseId} (it has no such lock type or
+     * feature), or null when it runs the case. The bench does not run the case for it (and starts
+     * no worker for it when that leaves no case) and reports it as not available, with this
+     * reason. A worker that finds a lock type missing at run time reports the same way.
      */
-    default String without(Library library) {
+    default String without(String caseId, Library library) {
         return null;
     }
 
