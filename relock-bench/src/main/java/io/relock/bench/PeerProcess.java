@@ -29,7 +29,8 @@ final class PeerProcess implements S3HandOff.Participant, AutoCloseable {
     private final Process process;
     private final BufferedReader answers;
     private final Writer requests;
-    private final ReentrantLock line = new ReentrantLock();
+    /** One request and its answer at a time. */
+    private final ReentrantLock exchange = new ReentrantLock();
 
     private PeerProcess(Process process) {
         this.process = process;
@@ -88,7 +89,7 @@ final class PeerProcess implements S3HandOff.Participant, AutoCloseable {
      */
     long cpuNanos() {
         try {
-            if (!line.tryLock(BUSY_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            if (!exchange.tryLock(BUSY_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 return 0;
             }
         } catch (InterruptedException e) {
@@ -100,20 +101,20 @@ final class PeerProcess implements S3HandOff.Participant, AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("the peer JVM did not report its CPU time", e);
         } finally {
-            line.unlock();
+            exchange.unlock();
         }
     }
 
     /** Sends one request and returns the number in its answer. */
     private long request(String request, String answer) throws IOException {
-        line.lock();
+        exchange.lock();
         try {
             requests.write(request);
             requests.write('\n');
             requests.flush();
             return Long.parseLong(await(answer).substring(answer.length()).trim());
         } finally {
-            line.unlock();
+            exchange.unlock();
         }
     }
 
