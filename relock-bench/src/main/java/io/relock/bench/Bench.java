@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -18,12 +20,14 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The bench command: Relock and Redisson side by side, on one redis-server that it starts
- * itself, in one run.
+ * The bench command: Relock beside its peers, Redisson and Spring Integration's
+ * RedisLockRegistry, on one redis-server that it starts itself, in one run.
  *
  * <p>For every scenario, library and repeat it starts a fresh worker JVM ({@link Worker}, same
- * flags and classpath for both libraries), alternating which library goes first in each
- * repeat. Between workers the servers are flushed and their statistics reset. At the end it
+ * flags and classpath for every library), alternating the order of the libraries between
+ * repeats; a case a library has nothing for ({@link Scenario#without}) is reported as not
+ * available without running it, and a library left with no case gets no worker.
+ * Between workers the servers are flushed and their statistics reset. At the end it
  * prints the table and the goals, and writes {@code <out>/<yyyy-MM-dd-HHmm>/results.json},
  * {@code table.txt} and {@code chart.png}, and {@code <out>/latest.md}.
  *
@@ -36,6 +40,13 @@ public final class Bench {
     static final int REDLOCK_MASTERS = 5;
     /** Per case, beyond its warm-up, window and counting phase: client set-up, slow releases, JVM start. */
     private static final Duration CASE_SLACK = Duration.ofSeconds(90);
+    /**
+     * For the estimate printed at the start: a worker JVM's start and end, a case's clients, and
+     * an S5 case (its own phases: 10 000 locks to take, MONITOR, a window).
+     */
+    private static final double WORKER_START_SECONDS = 1.5;
+    private static final double CASE_SET_UP_SECONDS = 0.3;
+    private static final double S5_CASE_SECONDS = 7;
 
     private Bench() {
     }
@@ -138,27 +149,53 @@ public final class Bench {
         List<Report.Run> runs = new ArrayList<>();
         int total = 0;
         for (Scenario scenario : Scenario.all()) {
-            total += cases(scenario, options).isEmpty() ? 0 : 2 * options.repeats();
+            total += libraries(scenario, cases(scenario, options)).size() * options.repeats();
         }
         int number = 0;
         for (Scenario scenario : Scenario.all()) {
             List<String> cases = cases(scenario, options);
-            if (cases.isEmpty()) {
-                continue;
+            for (Library library : Library.values()) {
+                for (String caseId : cases) {
+                    String without = scenario.without(caseId, library);
+                    if (without != null) {
+                        out.println("[" + caseId + "] " + library.displayName() + " not run: " + without);
+                        CaseResult skipped = new CaseResult(caseId, caseId).unavailable(without);
+                        runs.add(new Report.Run(0, Report.Run.NOT_RUN, library, skipped.toJson(library)));
+                    }
+                }
             }
+            List<Library> libraries = libraries(scenario, cases);
             for (int repeat = 0; repeat < options.repeats(); repeat++) {
-                List<Library> order = repeat % 2 == 0 ? List.of(Library.RELOCK, Library.REDISSON)
-                        : List.of(Library.REDISSON, Library.RELOCK);
+                List<Library> order = new ArrayList<>(libraries);
+                if (repeat % 2 == 1) {
+                    Collections.reverse(order);
+                }
                 for (int position = 0; position < order.size(); position++) {
                     Library library = order.get(position);
                     number++;
                     out.printf(Locale.ROOT, "[%d/%d] %s %s, repeat %d%n", number, total, scenario.id(),
                             library.displayName(), repeat + 1);
-                    runs.addAll(runWorker(options, scenario, cases, library, repeat, position, server, masters, out));
+                    long started = System.nanoTime();
+                    runs.addAll(runWorker(options, scenario, casesFor(scenario, cases, library), library, repeat,
+                            position, server, masters, out));
+                    out.printf(Locale.ROOT, "    (%.1f s)%n", (System.nanoTime() - started) / 1e9);
                 }
             }
         }
         return runs;
+    }
+
+    /**
+     * The libraries that run some of {@code cases} of {@code scenario}, in the order of the first
+     * repeat (later repeats alternate it).
+     */
+    static List<Library> libraries(Scenario scenario, List<String> cases) {
+        return Arrays.stream(Library.values()).filter(library -> !casesFor(scenario, cases, library).isEmpty()).toList();
+    }
+
+    /** Those of {@code cases} that {@code library} runs. */
+    static List<String> casesFor(Scenario scenario, List<String> cases, Library library) {
+        return cases.stream().filter(caseId -> scenario.without(caseId, library) == null).toList();
     }
 
     private static List<String> cases(Scenario scenario, Options options) {
@@ -181,6 +218,7 @@ public final class Bench {
                 "--warmup-ms", Long.toString(options.warmup().toMillis()),
                 "--window-ms", Long.toString(options.window().toMillis()),
                 "--count-ms", Long.toString(options.count().toMillis()),
+                "--heap", options.heap(),
                 "--cases", String.join(",", scenario.order(cases, repeat))));
         if (!masters.isEmpty()) {
             args.add("--masters");
@@ -243,14 +281,17 @@ public final class Bench {
     }
 
     private static String estimate(Options options) {
-        double perCase = (options.warmup().toMillis() + options.window().toMillis() + options.count().toMillis()) / 1000.0
-                + 0.3;
         double seconds = 0;
         for (Scenario scenario : Scenario.all()) {
             List<String> cases = cases(scenario, options);
-            if (!cases.isEmpty()) {
-                double scenarioSeconds = scenario.id().equals("S5") ? 7 * cases.size() : perCase * cases.size();
-                seconds += 2 * options.repeats() * (scenarioSeconds + 1.5);
+            for (Library library : libraries(scenario, cases)) {
+                seconds += options.repeats() * WORKER_START_SECONDS;
+                for (String caseId : casesFor(scenario, cases, library)) {
+                    Load.Timing timing = scenario.timing(caseId, options.timing());
+                    seconds += options.repeats() * (scenario.id().equals("S5") ? S5_CASE_SECONDS
+                            : (timing.warmup().toMillis() + timing.window().toMillis() + timing.count().toMillis()) / 1000.0
+                                    + CASE_SET_UP_SECONDS);
+                }
             }
         }
         if (options.scenarios().contains("S0")) {

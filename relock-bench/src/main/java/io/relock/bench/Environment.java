@@ -1,5 +1,6 @@
 package io.relock.bench;
 
+import io.lettuce.core.RedisClient;
 import io.relock.testkit.RedisBinary;
 import io.relock.testkit.RedisServer;
 import java.io.IOException;
@@ -13,6 +14,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.springframework.data.redis.core.RedisTemplate;
+import org.springframework.integration.redis.util.RedisLockRegistry;
 
 /**
  * Where and with what a run happened: date, machine, JDK, Redis and library versions, and the
@@ -36,7 +39,10 @@ record Environment(ZonedDateTime start, String command, Map<String, Object> mach
         versions.put("relock", Library.RELOCK.version());
         versions.put("relock_git", git());
         versions.put("redisson", Library.REDISSON.version());
-        versions.put("lettuce", Library.loadVersions().getProperty("lettuce.version", "unknown"));
+        versions.put("spring_integration", implementationVersion(RedisLockRegistry.class));
+        versions.put("spring_data_redis", implementationVersion(RedisTemplate.class));
+        // What the classpath has (the jar's manifest), which every library here runs on.
+        versions.put("lettuce", implementationVersion(RedisClient.class));
         return new Environment(start, command, machine, versions);
     }
 
@@ -54,7 +60,14 @@ record Environment(ZonedDateTime start, String command, Map<String, Object> mach
     String versionsText() {
         return "JDK " + versions.get("jdk") + ", Redis " + versions.get("redis") + ", Relock " + versions.get("relock")
                 + " (git " + versions.get("relock_git") + ", on Lettuce " + versions.get("lettuce") + "), Redisson "
-                + versions.get("redisson");
+                + versions.get("redisson") + ", RedisLockRegistry of Spring Integration " + versions.get("spring_integration")
+                + " (PUB_SUB_LOCK, on Spring Data Redis " + versions.get("spring_data_redis") + " and the same Lettuce)";
+    }
+
+    /** The version in the manifest of the jar that {@code type} came from, without a build suffix. */
+    private static String implementationVersion(Class<?> type) {
+        String version = type.getPackage().getImplementationVersion();
+        return version == null ? "unknown" : version.split("/")[0];
     }
 
     private static String cpuModel() {

@@ -4,70 +4,126 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * A target Relock set itself (issue 5), checked against what this run measured. A ratio goal
- * compares Relock's median with Redisson's median in the same run; an absolute goal checks
- * Relock's median alone. Counts (round trips, commands) are compared with a tolerance of
+ * A target Relock set itself (issues 5 and 12), checked against what this run measured. A ratio
+ * goal compares Relock's median with a peer's median in the same run: Redisson's for the goals
+ * of issue 5, which were set against it, the best peer's for those of issue 12; an absolute
+ * goal checks Relock's median alone; a round-trip goal compares it with the p50 of one EVALSHA
+ * of the lock script that redis-benchmark measured on the same server in the same run (S0, one
+ * connection). Counts (round trips, commands) are compared with a tolerance of
  * {@value #COUNT_TOLERANCE}, as a window's ends can split one operation.
  *
  * @param text the goal as the issue states it
+ * @param issue the issue(s) that set it
  * @param caseId the case that measures it
  * @param kind how {@code target} applies
+ * @param baseline whom a ratio goal compares with; null for the other kinds
+ * @param roundTrips for {@link Kind#ROUND_TRIPS_AT_MOST}: how many EVALSHA round trips the target
+ *     multiplies ({@code ≤ 1.25× two round trips}: target 1.25, roundTrips 2); 0 otherwise
  */
-record Goal(String text, String caseId, Metric metric, Kind kind, double target) {
+record Goal(String text, String issue, String caseId, Metric metric, Kind kind, double target, Baseline baseline,
+        int roundTrips) {
 
     static final double COUNT_TOLERANCE = 0.02;
 
     enum Kind {
-        /** Relock/Redisson at least the target. */
+        /** Relock over the baseline at least the target. */
         RATIO_AT_LEAST,
-        /** Relock/Redisson at most the target. */
+        /** Relock over the baseline at most the target. */
         RATIO_AT_MOST,
         /** Relock's value at most the target. */
         AT_MOST,
         /** Relock's value equal to the target (within the count tolerance). */
-        EQUALS
+        EQUALS,
+        /** Relock's value over {@code roundTrips} EVALSHA round trips (S0 p50, one connection) at most the target. */
+        ROUND_TRIPS_AT_MOST
+    }
+
+    /** Whom a ratio goal compares Relock with. */
+    enum Baseline {
+        /** Redisson, as issue 5 set its goals. */
+        REDISSON,
+        /** The peer with the better median of the metric in the case (issue 12). */
+        BEST_PEER
     }
 
     /** "A handful" of renewal calls per tick, made a number. */
     static final int HANDFUL = 5;
 
     static final List<Goal> ALL = List.of(
-            new Goal("S1 64 threads: cycles/s", "S1/t64", Metric.CYCLES_PER_S, Kind.RATIO_AT_LEAST, 2.5),
-            new Goal("S1 64 threads: client JVM CPU per cycle", "S1/t64", Metric.JVM_CPU_US_PER_OP, Kind.RATIO_AT_MOST, 0.4),
-            new Goal("S1 1 thread: cycle latency p50", "S1/t1", Metric.CYCLE_P50_US, Kind.RATIO_AT_MOST, 0.75),
-            new Goal("S1: round trips per uncontended cycle", "S1/t1", Metric.ROUND_TRIPS_PER_OP, Kind.EQUALS, 2),
-            new Goal("S1: Redis commands per cycle, incl. inside scripts", "S1/t1", Metric.COMMANDS_PER_OP, Kind.AT_MOST, 9),
-            new Goal("S2 4 clients × 8 threads: acquisitions/s", "S2/t8x4", Metric.ACQUISITIONS_PER_S, Kind.RATIO_AT_LEAST, 2),
-            new Goal("S2 4 clients × 8 threads: Redis commands per acquisition", "S2/t8x4", Metric.COMMANDS_PER_OP,
-                    Kind.AT_MOST, 10),
-            new Goal("S3 1 waiter: hand-off p50", "S3/w1", Metric.HANDOFF_P50_US, Kind.RATIO_AT_MOST, 0.5),
-            new Goal("S3 8 waiters: hand-off p50", "S3/w8", Metric.HANDOFF_P50_US, Kind.RATIO_AT_MOST, 0.5),
-            new Goal("S5: threads per client", "S5/footprint", Metric.THREADS, Kind.AT_MOST, 6),
-            new Goal("S5: Redis connections per client", "S5/footprint", Metric.CONNECTIONS, Kind.AT_MOST, 2),
-            new Goal("S5: watchdog renewal calls per tick, 10 000 locks (a handful)", "S5/watchdog",
+            ratio("S1 64 threads: cycles/s", "5", "S1/t64", Metric.CYCLES_PER_S, Kind.RATIO_AT_LEAST, 2.5,
+                    Baseline.REDISSON),
+            ratio("S1 64 threads: client JVM CPU per cycle", "5", "S1/t64", Metric.JVM_CPU_US_PER_OP,
+                    Kind.RATIO_AT_MOST, 0.4, Baseline.REDISSON),
+            ratio("S1 1 thread: cycle latency p50", "5", "S1/t1", Metric.CYCLE_P50_US, Kind.RATIO_AT_MOST, 0.75,
+                    Baseline.REDISSON),
+            new Goal("S1 1 thread: cycle latency p50, in EVALSHA round trips", "12", "S1/t1", Metric.CYCLE_P50_US,
+                    Kind.ROUND_TRIPS_AT_MOST, 1.25, null, 2),
+            absolute("S1: round trips per uncontended cycle", "5", "S1/t1", Metric.ROUND_TRIPS_PER_OP, Kind.EQUALS, 2),
+            absolute("S1: Redis commands per cycle, incl. inside scripts", "5", "S1/t1", Metric.COMMANDS_PER_OP,
+                    Kind.AT_MOST, 9),
+            ratio("S2 4 clients × 8 threads: acquisitions/s", "5", "S2/t8x4", Metric.ACQUISITIONS_PER_S,
+                    Kind.RATIO_AT_LEAST, 2, Baseline.REDISSON),
+            ratio("S2 4 clients × 8 threads: acquisitions/s", "12", "S2/t8x4", Metric.ACQUISITIONS_PER_S,
+                    Kind.RATIO_AT_LEAST, 2, Baseline.BEST_PEER),
+            absolute("S2 4 clients × 8 threads: Redis commands per acquisition", "5, 12", "S2/t8x4",
+                    Metric.COMMANDS_PER_OP, Kind.AT_MOST, 10),
+            ratio("S3 1 waiter, same client: hand-off p50", "5", "S3/w1", Metric.HANDOFF_P50_US, Kind.RATIO_AT_MOST, 0.5,
+                    Baseline.REDISSON),
+            ratio("S3 8 waiters, same client: hand-off p50", "5", "S3/w8", Metric.HANDOFF_P50_US, Kind.RATIO_AT_MOST,
+                    0.5, Baseline.REDISSON),
+            ratio("S3 1 waiter on another client: hand-off p50", "12", "S3/w1c", Metric.HANDOFF_P50_US,
+                    Kind.RATIO_AT_MOST, 0.5, Baseline.BEST_PEER),
+            new Goal("S3 1 waiter on another client: hand-off p50, in EVALSHA round trips", "12", "S3/w1c",
+                    Metric.HANDOFF_P50_US, Kind.ROUND_TRIPS_AT_MOST, 2, null, 1),
+            ratio("S3 8 waiters on 8 other clients: hand-off p50", "12", "S3/w8c", Metric.HANDOFF_P50_US,
+                    Kind.RATIO_AT_MOST, 0.5, Baseline.BEST_PEER),
+            absolute("S5: threads per client", "5", "S5/footprint", Metric.THREADS, Kind.AT_MOST, 6),
+            absolute("S5: Redis connections per client", "5", "S5/footprint", Metric.CONNECTIONS, Kind.AT_MOST, 2),
+            absolute("S5: watchdog renewal calls per tick, 10 000 locks (a handful)", "5", "S5/watchdog",
                     Metric.WATCHDOG_CALLS_PER_TICK, Kind.AT_MOST, HANDFUL));
+
+    private static Goal ratio(String text, String issue, String caseId, Metric metric, Kind kind, double target,
+            Baseline baseline) {
+        return new Goal(text, issue, caseId, metric, kind, target, baseline, 0);
+    }
+
+    private static Goal absolute(String text, String issue, String caseId, Metric metric, Kind kind, double target) {
+        return new Goal(text, issue, caseId, metric, kind, target, null, 0);
+    }
 
     boolean isRatio() {
         return kind == Kind.RATIO_AT_LEAST || kind == Kind.RATIO_AT_MOST;
     }
 
-    /** The target as printed: {@code ≥ 2.5×}, {@code ≤ 9}, {@code = 2}. */
+    /** The target as printed: {@code ≥ 2.5× Redisson}, {@code ≤ 0.5× best peer}, {@code ≤ 9}, {@code = 2}, {@code ≤ 1.25× 2 RT}. */
     String targetText() {
-        String number = target == Math.rint(target) ? Long.toString((long) target)
-                : String.format(Locale.ROOT, "%.2f", target).replaceAll("0+$", "");
+        String number = number(target);
         return switch (kind) {
-            case RATIO_AT_LEAST -> "≥ " + number + "×";
-            case RATIO_AT_MOST -> "≤ " + number + "×";
+            case RATIO_AT_LEAST -> "≥ " + number + "× " + baselineText();
+            case RATIO_AT_MOST -> "≤ " + number + "× " + baselineText();
             case AT_MOST -> "≤ " + number;
             case EQUALS -> "= " + number;
+            case ROUND_TRIPS_AT_MOST -> roundTrips == 1 ? "≤ " + number + " RT" : "≤ " + number + "× " + roundTrips + " RT";
         };
     }
 
-    /** Whether {@code value} (a ratio for ratio goals, Relock's value otherwise) meets the goal. */
+    private String baselineText() {
+        return baseline == Baseline.REDISSON ? "Redisson" : "best peer";
+    }
+
+    private static String number(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value)
+                : String.format(Locale.ROOT, "%.2f", value).replaceAll("0+$", "");
+    }
+
+    /**
+     * Whether {@code value} meets the goal: a ratio for ratio goals, Relock's value over the
+     * goal's round trips for round-trip goals, Relock's value otherwise.
+     */
     boolean holds(double value) {
         return switch (kind) {
             case RATIO_AT_LEAST -> value >= target;
-            case RATIO_AT_MOST -> value <= target;
+            case RATIO_AT_MOST, ROUND_TRIPS_AT_MOST -> value <= target;
             case AT_MOST -> value <= target + (isCount() ? COUNT_TOLERANCE : 0);
             case EQUALS -> Math.abs(value - target) <= COUNT_TOLERANCE;
         };
@@ -78,14 +134,17 @@ record Goal(String text, String caseId, Metric metric, Kind kind, double target)
     }
 
     /**
-     * The goal expressed as "Relock's advantage" (×, higher is better) for the chart, or NaN
-     * when it is not a ratio goal.
+     * The value Relock's median must reach (at least, for a metric where higher is better; at
+     * most otherwise) for the goal to hold.
+     *
+     * @param baselineValue the baseline's median, for ratio goals
+     * @param roundTripMicros one EVALSHA round trip (S0 p50), for round-trip goals
      */
-    double advantage() {
+    double required(double baselineValue, double roundTripMicros) {
         return switch (kind) {
-            case RATIO_AT_LEAST -> target;
-            case RATIO_AT_MOST -> 1 / target;
-            default -> Double.NaN;
+            case RATIO_AT_LEAST, RATIO_AT_MOST -> target * baselineValue;
+            case AT_MOST, EQUALS -> target;
+            case ROUND_TRIPS_AT_MOST -> target * roundTrips * roundTripMicros;
         };
     }
 }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -110,10 +111,22 @@ final class Load {
      * @param servers the servers whose statistics are read (MONITOR runs on the first)
      */
     static Outcome run(int threadCount, Cycle cycle, Timing timing, List<RedisAdmin> servers) {
-        return new Load().execute(threadCount, cycle, timing, servers);
+        return run(threadCount, cycle, timing, servers, () -> 0);
     }
 
-    private Outcome execute(int threadCount, Cycle cycle, Timing timing, List<RedisAdmin> servers) {
+    /**
+     * Runs {@code cycle} on {@code threadCount} threads, some of whose work happens in other
+     * processes (S3's waiter in another JVM).
+     *
+     * @param otherCpuNanos the CPU time of those other processes so far; read with this JVM's,
+     *     while every thread is paused, and added to it
+     */
+    static Outcome run(int threadCount, Cycle cycle, Timing timing, List<RedisAdmin> servers, LongSupplier otherCpuNanos) {
+        return new Load().execute(threadCount, cycle, timing, servers, otherCpuNanos);
+    }
+
+    private Outcome execute(int threadCount, Cycle cycle, Timing timing, List<RedisAdmin> servers,
+            LongSupplier otherCpuNanos) {
         for (int i = 0; i < threadCount; i++) {
             Worker worker = new Worker(this, i);
             Thread thread = new Thread(() -> loop(worker, cycle), "bench-" + i);
@@ -142,7 +155,7 @@ final class Load {
         } else if (failure.get() == null) {
             servers.forEach(RedisAdmin::resetStats);
             RedisAdmin.ServerStats before = stats(servers);
-            cpuBefore = processCpuNanos();
+            cpuBefore = processCpuNanos() + otherCpuNanos.getAsLong();
             threadsCpuBefore = javaThreadsCpuNanos();
             start = System.nanoTime();
             setPhase(Phase.MEASURE);
@@ -152,7 +165,7 @@ final class Load {
                 error = hang("finish their cycle at the end of the window");
             }
             end = System.nanoTime();
-            cpuAfter = processCpuNanos();
+            cpuAfter = processCpuNanos() + otherCpuNanos.getAsLong();
             threadsCpuAfter = javaThreadsCpuNanos();
             during = stats(servers).minus(before);
         }

@@ -33,6 +33,12 @@ interface LockLibrary extends AutoCloseable {
      */
     Optional<AutoCloseable> bindMetrics(MeterRegistry registry);
 
+    /**
+     * Whether a lock held without a lease time is renewed by a watchdog for as long as it is
+     * held; false when it keeps a fixed lease (S5's watchdog case then does not apply).
+     */
+    boolean renewsLeases();
+
     /** Releases the client's connections and threads. */
     @Override
     void close();

@@ -26,7 +26,7 @@ final class RedisAdmin implements AutoCloseable {
 
     /** Commands the bench itself sends; never counted as a library's. */
     static final List<String> OWN_COMMANDS = List.of("info", "config|resetstat", "flushall", "echo", "monitor",
-            "dbsize");
+            "dbsize", "scan");
 
     private static final int TIMEOUT_MILLIS = 10_000;
 
@@ -81,6 +81,18 @@ final class RedisAdmin implements AutoCloseable {
 
     void flushAll() {
         call("FLUSHALL");
+    }
+
+    /** How many keys match {@code pattern} (SCAN, so not one blocking call over a large keyspace). */
+    long countKeys(String pattern) {
+        long count = 0;
+        String cursor = "0";
+        do {
+            List<?> page = (List<?>) call("SCAN", cursor, "MATCH", pattern, "COUNT", "1000");
+            cursor = (String) page.get(0);
+            count += ((List<?>) page.get(1)).size();
+        } while (!cursor.equals("0"));
+        return count;
     }
 
     /** Zeroes the command statistics ({@code CONFIG RESETSTAT}); CPU counters are not reset by Redis. */

@@ -58,6 +58,11 @@ final class RedissonLibrary implements LockLibrary {
     }
 
     @Override
+    public boolean renewsLeases() {
+        return true;
+    }
+
+    @Override
     public void close() {
         // No quiet period: nothing is in flight when a scenario closes its clients.
         redisson.shutdown(0, 5, TimeUnit.SECONDS);

@@ -50,6 +50,11 @@ final class RelockLibrary implements LockLibrary {
     }
 
     @Override
+    public boolean renewsLeases() {
+        return true;
+    }
+
+    @Override
     public void close() {
         relock.close();
     }

@@ -1,6 +1,7 @@
 package io.relock.bench;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -14,18 +15,24 @@ import java.util.Set;
  * Markdown for {@code latest.md}, {@code results.json}, the goals and the chart's bars.
  *
  * <p>Every number is the median over the repeats, with the smallest and largest value beside
- * it; a ratio is Relock's median over Redisson's, with the range of the per-repeat ratios
- * (repeat i of Relock over repeat i of Redisson, which ran back to back).
+ * it. Relock is compared with the best peer per metric: of Redisson and RedisLockRegistry, the
+ * one whose median is better in that case (a ratio is Relock's median over that peer's, with
+ * the range of the per-repeat ratios, repeat i of Relock over repeat i of that peer), and with
+ * this machine's ceiling as S0 measured it in the same run: half the EVALSHA rate for cycles
+ * per second (a cycle is two script calls), the EVALSHA p50 as the time of one round trip.
  */
 final class Report {
 
     /**
      * One case's result from one worker JVM.
      *
-     * @param position 0 if this library ran first in its pair, 1 if second
+     * @param position 0 if this library's worker ran first in its repeat, 1 if second, …; {@link #NOT_RUN}
+     *     for a library that the scenario does not run (the result then only says why)
      * @param result the worker's JSON for the case
      */
     record Run(int repeat, int position, Library library, Map<String, Object> result) {
+
+        static final int NOT_RUN = -1;
 
         String caseId() {
             return (String) result.get("case");
@@ -93,7 +100,10 @@ final class Report {
         }
     }
 
-    /** A bar group of the chart: Relock's advantage over Redisson (×, higher is better for Relock). */
+    /**
+     * A bar group of the chart: Relock's advantage over the best peer (×, higher is better for
+     * Relock), and the advantage the strictest goal on that metric asks for (NaN if none).
+     */
     record Bar(String label, double advantage, double goalAdvantage) {}
 
     /** Where the chart looks, and what it calls it. */
@@ -108,13 +118,41 @@ final class Report {
             new ChartItem("S1/t1", Metric.COMMANDS_PER_OP, "S1 commands/cycle"),
             new ChartItem("S2/t8x4", Metric.ACQUISITIONS_PER_S, "S2 4×8 acq/s"),
             new ChartItem("S2/t8x4", Metric.COMMANDS_PER_OP, "S2 4×8 commands/acq"),
-            new ChartItem("S3/w1", Metric.HANDOFF_P50_US, "S3 1 waiter hand-off p50"),
-            new ChartItem("S3/w8", Metric.HANDOFF_P50_US, "S3 8 waiters hand-off p50"),
+            new ChartItem("S3/w1", Metric.HANDOFF_P50_US, "S3 1 waiter same client p50"),
+            new ChartItem("S3/w8", Metric.HANDOFF_P50_US, "S3 8 waiters same client p50"),
+            new ChartItem("S3/w1c", Metric.HANDOFF_P50_US, "S3 1 waiter other client p50"),
+            new ChartItem("S3/w8c", Metric.HANDOFF_P50_US, "S3 8 waiters 8 clients p50"),
+            new ChartItem("S3/w1j", Metric.HANDOFF_P50_US, "S3 1 waiter other JVM p50"),
             new ChartItem("S4/fair10", Metric.ACQUISITIONS_PER_S, "S4 fair 10 waiters acq/s"),
             new ChartItem("S4/redlock", Metric.CYCLES_PER_S, "S4 RedLock cycles/s"),
             new ChartItem("S5/footprint", Metric.THREADS, "S5 threads/client"),
             new ChartItem("S5/footprint", Metric.CONNECTIONS, "S5 connections/client"),
             new ChartItem("S5/watchdog", Metric.WATCHDOG_CALLS_PER_TICK, "S5 renewal calls/tick"));
+
+    /**
+     * A reading against the ceiling: a rate as a share of half the EVALSHA rate with
+     * {@code connections} connections, or (connections 0) a latency in EVALSHA round trips.
+     */
+    private record CeilingItem(String caseId, Metric metric, int connections) {
+
+        boolean isRate() {
+            return connections > 0;
+        }
+    }
+
+    private static final List<CeilingItem> CEILING_ITEMS = List.of(
+            new CeilingItem("S1/t1", Metric.CYCLES_PER_S, 1),
+            new CeilingItem("S1/t8", Metric.CYCLES_PER_S, 50),
+            new CeilingItem("S1/t64", Metric.CYCLES_PER_S, 50),
+            new CeilingItem("S1/t1", Metric.CYCLE_P50_US, 0),
+            new CeilingItem("S3/w1", Metric.HANDOFF_P50_US, 0),
+            new CeilingItem("S3/w8", Metric.HANDOFF_P50_US, 0),
+            new CeilingItem("S3/w1c", Metric.HANDOFF_P50_US, 0),
+            new CeilingItem("S3/w8c", Metric.HANDOFF_P50_US, 0),
+            new CeilingItem("S3/w1j", Metric.HANDOFF_P50_US, 0));
+
+    /** The S0 test whose numbers are the ceiling. */
+    static final String CEILING_TEST = "EVALSHA lock";
 
     private final Options options;
     private final Environment environment;
@@ -141,9 +179,10 @@ final class Report {
         return List.copyOf(ids);
     }
 
+    /** The case's title as a worker gave it (a case not run for a library has only its id). */
     private String title(String caseId) {
-        return runs.stream().filter(run -> run.caseId().equals(caseId)).map(run -> (String) run.result().get("title"))
-                .findFirst().orElse(caseId);
+        return runs.stream().filter(run -> run.caseId().equals(caseId) && run.position() != Run.NOT_RUN)
+                .map(run -> (String) run.result().get("title")).findFirst().orElse(caseId);
     }
 
     private List<Run> runsOf(String caseId, Library library) {
@@ -165,38 +204,101 @@ final class Report {
         return runsOf(caseId, library).stream().map(Run::unavailable).filter(why -> why != null).findFirst().orElse(null);
     }
 
-    /** Relock's median over Redisson's. */
-    double ratio(String caseId, Metric metric) {
-        return values(caseId, Library.RELOCK, metric).median() / values(caseId, Library.REDISSON, metric).median();
+    /**
+     * The peer whose median of {@code metric} in {@code caseId} is the better one, or null when
+     * no peer measured it or the metric has no better direction.
+     */
+    Library bestPeer(String caseId, Metric metric) {
+        if (metric.better() == Metric.Better.NEITHER) {
+            return null;
+        }
+        Library best = null;
+        double bestValue = Double.NaN;
+        for (Library peer : Library.peers()) {
+            double value = values(caseId, peer, metric).median();
+            if (Double.isFinite(value) && (best == null
+                    || (metric.better() == Metric.Better.HIGHER ? value > bestValue : value < bestValue))) {
+                best = peer;
+                bestValue = value;
+            }
+        }
+        return best;
     }
 
-    /** Per repeat: Relock's value over Redisson's, where both exist. */
-    List<Double> pairRatios(String caseId, Metric metric) {
-        List<Double> relock = values(caseId, Library.RELOCK, metric).byRepeat();
-        List<Double> redisson = values(caseId, Library.REDISSON, metric).byRepeat();
+    /** Relock's median over {@code peer}'s; NaN if either is missing. */
+    double ratio(String caseId, Metric metric, Library peer) {
+        if (peer == null) {
+            return Double.NaN;
+        }
+        return values(caseId, Library.RELOCK, metric).median() / values(caseId, peer, metric).median();
+    }
+
+    /** Per repeat: Relock's value over {@code peer}'s, where both exist. */
+    List<Double> pairRatios(String caseId, Metric metric, Library peer) {
         List<Double> ratios = new ArrayList<>();
+        if (peer == null) {
+            return ratios;
+        }
+        List<Double> relock = values(caseId, Library.RELOCK, metric).byRepeat();
+        List<Double> other = values(caseId, peer, metric).byRepeat();
         for (int i = 0; i < relock.size(); i++) {
-            if (relock.get(i) != null && redisson.get(i) != null && redisson.get(i) != 0) {
-                ratios.add(relock.get(i) / redisson.get(i));
+            if (relock.get(i) != null && other.get(i) != null && other.get(i) != 0) {
+                ratios.add(relock.get(i) / other.get(i));
             }
         }
         return ratios;
     }
 
+    /** The median over the repeats of S0's EVALSHA rate (requests/s) with {@code connections}; NaN if not run. */
+    double ceilingRate(int connections) {
+        return median(ceilingRowsOf(connections).stream().map(S0Ceiling.Row::requestsPerSecond).toList());
+    }
+
+    /** One EVALSHA round trip: the median over the repeats of S0's p50 with one connection, in µs; NaN if not run. */
+    double roundTripMicros() {
+        return median(ceilingRowsOf(1).stream().map(S0Ceiling.Row::p50Millis).toList()) * 1e3;
+    }
+
+    private List<S0Ceiling.Row> ceilingRowsOf(int connections) {
+        return ceiling.stream().filter(row -> row.test().equals(CEILING_TEST) && row.connections() == connections)
+                .toList();
+    }
+
+    /** Relock's or a peer's median against the ceiling: a share of the rate ceiling, or round trips. */
+    private double againstCeiling(CeilingItem item, Library library) {
+        double value = values(item.caseId(), library, item.metric()).median();
+        return item.isRate() ? value / (ceilingRate(item.connections()) / 2) : value / roundTripMicros();
+    }
+
+    /** Whom {@code goal} compares Relock with in this run; null if not a ratio goal or no peer measured it. */
+    Library baseline(Goal goal) {
+        if (!goal.isRatio()) {
+            return null;
+        }
+        return goal.baseline() == Goal.Baseline.REDISSON ? Library.REDISSON : bestPeer(goal.caseId(), goal.metric());
+    }
+
+    /**
+     * The goal's measured value: the ratio for ratio goals, Relock's median over the goal's
+     * EVALSHA round trips for round-trip goals, Relock's median otherwise; NaN if not measured.
+     */
+    double measured(Goal goal) {
+        double relock = values(goal.caseId(), Library.RELOCK, goal.metric()).median();
+        return switch (goal.kind()) {
+            case RATIO_AT_LEAST, RATIO_AT_MOST -> ratio(goal.caseId(), goal.metric(), baseline(goal));
+            case ROUND_TRIPS_AT_MOST -> relock / (goal.roundTrips() * roundTripMicros());
+            case AT_MOST, EQUALS -> relock;
+        };
+    }
+
     private List<Metric> metricsOf(String caseId) {
         List<Metric> present = new ArrayList<>();
         for (Metric metric : Metric.values()) {
-            if (!values(caseId, Library.RELOCK, metric).isEmpty() || !values(caseId, Library.REDISSON, metric).isEmpty()) {
+            if (Arrays.stream(Library.values()).anyMatch(library -> !values(caseId, library, metric).isEmpty())) {
                 present.add(metric);
             }
         }
         return present;
-    }
-
-    /** The goal's measured value: the ratio for ratio goals, Relock's median otherwise; NaN if not measured. */
-    double measured(Goal goal) {
-        return goal.isRatio() ? ratio(goal.caseId(), goal.metric())
-                : values(goal.caseId(), Library.RELOCK, goal.metric()).median();
     }
 
     List<Run> errors() {
@@ -212,19 +314,30 @@ final class Report {
     List<Bar> bars() {
         List<Bar> bars = new ArrayList<>();
         for (ChartItem item : CHART) {
+            Library peer = bestPeer(item.caseId(), item.metric());
             double relock = values(item.caseId(), Library.RELOCK, item.metric()).median();
-            double redisson = values(item.caseId(), Library.REDISSON, item.metric()).median();
-            if (Double.isNaN(relock) || Double.isNaN(redisson) || relock <= 0 || redisson <= 0) {
+            double best = peer == null ? Double.NaN : values(item.caseId(), peer, item.metric()).median();
+            if (!(relock > 0) || !(best > 0)) {
                 continue;
             }
-            double advantage = item.metric().better() == Metric.Better.LOWER ? redisson / relock : relock / redisson;
+            boolean lower = item.metric().better() == Metric.Better.LOWER;
             double goal = Double.NaN;
             for (Goal candidate : Goal.ALL) {
                 if (candidate.caseId().equals(item.caseId()) && candidate.metric() == item.metric()) {
-                    goal = candidate.isRatio() ? candidate.advantage() : redisson / candidate.target();
+                    Library baseline = baseline(candidate);
+                    double required = candidate.required(
+                            baseline == null ? Double.NaN : values(item.caseId(), baseline, item.metric()).median(),
+                            roundTripMicros());
+                    double advantage = lower ? best / required : required / best;
+                    // Where goals overlap (issue 5 against Redisson, issue 12 against the best
+                    // peer), the strictest one is the mark.
+                    if (Double.isFinite(advantage) && !(advantage <= goal)) {
+                        goal = advantage;
+                    }
                 }
             }
-            bars.add(new Bar(item.label(), advantage, goal));
+            bars.add(new Bar(item.label() + " (vs " + peer.shortName() + ")", lower ? best / relock : relock / best,
+                    goal));
         }
         return bars;
     }
@@ -251,21 +364,13 @@ final class Report {
             out.append('\n');
         }
 
-        List<String[]> rows = tableRows();
-        int[] widths = new int[5];
-        for (String[] row : rows) {
-            for (int i = 0; i < row.length; i++) {
-                widths[i] = Math.max(widths[i], row[i].codePointCount(0, row[i].length()));
-            }
+        out.append(columns(tableRows(), 2)).append('\n');
+        List<String[]> againstCeiling = ceilingComparisonRows();
+        if (againstCeiling.size() > 1) {
+            out.append("Against the ceiling: rates as a share of half S0's EVALSHA rate (a cycle is two script calls), "
+                    + "latencies in EVALSHA round trips (S0's p50, one connection)\n");
+            out.append(columns(againstCeiling, 2)).append('\n');
         }
-        for (String[] row : rows) {
-            StringBuilder line = new StringBuilder();
-            for (int i = 0; i < row.length; i++) {
-                line.append(pad(row[i], widths[i], i >= 2)).append(i < row.length - 1 ? "  " : "");
-            }
-            out.append(line.toString().stripTrailing()).append('\n');
-        }
-        out.append('\n');
         out.append(goalsText());
         out.append('\n').append(correctnessText()).append('\n');
         String metered = meteredText();
@@ -281,8 +386,42 @@ final class Report {
 
     private String methodText() {
         return "each case in a fresh JVM per library (same flags), " + options.repeats() + " repeats alternating "
-                + "which library goes first; " + seconds(options.window()) + " window after " + seconds(options.warmup())
-                + " warm-up; values are medians (min–max over repeats)";
+                + "the order of the libraries; " + seconds(options.window()) + " window after " + seconds(options.warmup())
+                + " warm-up (S3: " + seconds(S3HandOff.shorter(options.timing()).window())
+                + " after " + seconds(S3HandOff.shorter(options.timing()).warmup()) + "); values are medians "
+                + "(min–max over repeats); Relock/best peer is Relock's median over the better peer median";
+    }
+
+    /** Rows as aligned text columns, those from {@code rightFrom} on aligned right. */
+    private static String columns(List<String[]> rows, int rightFrom) {
+        int[] widths = new int[rows.get(0).length];
+        for (String[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                widths[i] = Math.max(widths[i], row[i].codePointCount(0, row[i].length()));
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        for (String[] row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int i = 0; i < row.length; i++) {
+                line.append(pad(row[i], widths[i], i >= rightFrom)).append(i < row.length - 1 ? "  " : "");
+            }
+            out.append(line.toString().stripTrailing()).append('\n');
+        }
+        return out.toString();
+    }
+
+    /** Rows as a Markdown table, those from {@code rightFrom} on aligned right. */
+    private static String markdownTable(List<String[]> rows, int rightFrom) {
+        StringBuilder out = new StringBuilder("| ").append(String.join(" | ", rows.get(0))).append(" |\n|");
+        for (int i = 0; i < rows.get(0).length; i++) {
+            out.append(i >= rightFrom ? "---:|" : "---|");
+        }
+        out.append('\n');
+        for (String[] row : rows.subList(1, rows.size())) {
+            out.append("| ").append(String.join(" | ", row)).append(" |\n");
+        }
+        return out.toString();
     }
 
     private static String seconds(java.time.Duration duration) {
@@ -309,27 +448,69 @@ final class Report {
 
     private List<String[]> tableRows() {
         List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"case", "metric", "Relock", "Redisson", "Relock/Redisson"});
+        List<String> header = new ArrayList<>(List.of("case", "metric"));
+        for (Library library : Library.values()) {
+            header.add(library.displayName());
+        }
+        header.add("best peer");
+        header.add("Relock/best peer");
+        rows.add(header.toArray(String[]::new));
         for (String caseId : caseIds()) {
             String title = title(caseId) + " [" + caseId + "]";
-            String relockMissing = unavailable(caseId, Library.RELOCK);
-            String redissonMissing = unavailable(caseId, Library.REDISSON);
             List<Metric> metrics = metricsOf(caseId);
             if (metrics.isEmpty()) {
-                rows.add(new String[] {title, "", relockMissing != null ? "not available" : "no result",
-                        redissonMissing != null ? "not available" : "no result", ""});
+                List<String> row = new ArrayList<>(List.of(title, ""));
+                for (Library library : Library.values()) {
+                    row.add(unavailable(caseId, library) != null ? "not available" : "no result");
+                }
+                row.add("");
+                row.add("");
+                rows.add(row.toArray(String[]::new));
                 continue;
             }
             boolean first = true;
             for (Metric metric : metrics) {
-                Values relock = values(caseId, Library.RELOCK, metric);
-                Values redisson = values(caseId, Library.REDISSON, metric);
-                rows.add(new String[] {first ? title : "", metric.label(),
-                        relockMissing != null ? "not available" : spread(metric, relock),
-                        redissonMissing != null ? "not available" : spread(metric, redisson),
-                        ratioText(caseId, metric)});
+                List<String> row = new ArrayList<>(List.of(first ? title : "", metric.label()));
+                for (Library library : Library.values()) {
+                    row.add(unavailable(caseId, library) != null ? "not available"
+                            : spread(metric, values(caseId, library, metric)));
+                }
+                Library peer = bestPeer(caseId, metric);
+                String ratio = ratioText(caseId, metric, peer);
+                row.add(ratio.isEmpty() ? "" : peer.displayName());
+                row.add(ratio);
+                rows.add(row.toArray(String[]::new));
                 first = false;
             }
+        }
+        return rows;
+    }
+
+    /** Per ceiling item: the ceiling, then each library's median against it. */
+    private List<String[]> ceilingComparisonRows() {
+        List<String[]> rows = new ArrayList<>();
+        List<String> header = new ArrayList<>(List.of("case", "against", "ceiling"));
+        for (Library library : Library.values()) {
+            header.add(library.displayName());
+        }
+        rows.add(header.toArray(String[]::new));
+        for (CeilingItem item : CEILING_ITEMS) {
+            double ceilingValue = item.isRate() ? ceilingRate(item.connections()) / 2 : roundTripMicros();
+            if (!Double.isFinite(ceilingValue) || !caseIds().contains(item.caseId())) {
+                continue;
+            }
+            List<String> row = new ArrayList<>();
+            row.add(title(item.caseId()) + " [" + item.caseId() + "]");
+            row.add(item.isRate() ? item.metric().label() + " ÷ (EVALSHA -c " + item.connections() + " rate / 2)"
+                    : item.metric().label() + " ÷ EVALSHA p50");
+            row.add(item.isRate() ? Metric.CYCLES_PER_S.format(ceilingValue) + "/s"
+                    : Metric.HANDOFF_P50_US.format(ceilingValue) + " µs");
+            for (Library library : Library.values()) {
+                double value = againstCeiling(item, library);
+                row.add(!Double.isFinite(value) ? "–" : item.isRate() ? times(value)
+                        : String.format(Locale.ROOT, "%.1f RT", value));
+            }
+            rows.add(row.toArray(String[]::new));
         }
         return rows;
     }
@@ -345,12 +526,12 @@ final class Report {
                 : values.present().size() > 1 ? median + " (" + min + "–" + max + ")" : median;
     }
 
-    private String ratioText(String caseId, Metric metric) {
-        double ratio = ratio(caseId, metric);
+    private String ratioText(String caseId, Metric metric, Library peer) {
+        double ratio = ratio(caseId, metric, peer);
         if (!Double.isFinite(ratio)) {
             return "";
         }
-        List<Double> pairs = pairRatios(caseId, metric);
+        List<Double> pairs = pairRatios(caseId, metric, peer);
         String text = times(ratio);
         if (pairs.size() > 1) {
             text += " (" + times(Collections.min(pairs)) + "–" + times(Collections.max(pairs)) + ")";
@@ -363,11 +544,13 @@ final class Report {
     }
 
     private String goalsText() {
-        StringBuilder out = new StringBuilder("Goals (issue 5): Relock vs Redisson in this run; ✓ holds, ✗ misses, "
-                + "? not measured in this run\n");
+        StringBuilder out = new StringBuilder("Goals (issues 5 and 12), from this run's medians; ✓ holds, ✗ misses, "
+                + "? not measured in this run; RT = one EVALSHA round trip (S0 p50, one connection)\n");
+        List<String[]> rows = new ArrayList<>();
         for (String[] row : goalRows()) {
-            out.append(String.format(Locale.ROOT, "  %s %-62s %-7s %s%n", (Object[]) row));
+            rows.add(new String[] {"  " + row[0], "#" + row[1], row[2], row[3], row[4]});
         }
+        out.append(columns(rows, 5));
         return out.toString();
     }
 
@@ -376,21 +559,51 @@ final class Report {
         for (Goal goal : Goal.ALL) {
             double value = measured(goal);
             String mark = Double.isFinite(value) ? (goal.holds(value) ? "✓" : "✗") : "?";
-            String measured;
-            if (!Double.isFinite(value)) {
-                measured = caseIds().contains(goal.caseId()) ? "no value (see errors)"
-                        : "case " + goal.caseId() + " not run";
-            } else if (goal.isRatio()) {
-                List<Double> pairs = pairRatios(goal.caseId(), goal.metric());
-                measured = times(value) + (pairs.size() > 1 ? " (repeats " + times(Collections.min(pairs)) + "–"
-                        + times(Collections.max(pairs)) + ")" : "");
-            } else {
-                double redisson = values(goal.caseId(), Library.REDISSON, goal.metric()).median();
-                measured = "Relock " + goal.metric().format(value) + " (Redisson " + goal.metric().format(redisson) + ")";
-            }
-            rows.add(new String[] {mark, goal.text(), goal.targetText(), measured});
+            rows.add(new String[] {mark, goal.issue(), goal.text() + " [" + goal.caseId() + "]", goal.targetText(),
+                    measuredText(goal, value)});
         }
         return rows;
+    }
+
+    private String measuredText(Goal goal, double value) {
+        if (!Double.isFinite(value)) {
+            if (!caseIds().contains(goal.caseId())) {
+                return "case " + goal.caseId() + " not run";
+            }
+            return goal.kind() == Goal.Kind.ROUND_TRIPS_AT_MOST && !Double.isFinite(roundTripMicros())
+                    ? "no EVALSHA round trip (S0 not run)" : "no value (see errors)";
+        }
+        Metric metric = goal.metric();
+        double relock = values(goal.caseId(), Library.RELOCK, metric).median();
+        switch (goal.kind()) {
+            case RATIO_AT_LEAST, RATIO_AT_MOST -> {
+                Library baseline = baseline(goal);
+                List<Double> pairs = pairRatios(goal.caseId(), metric, baseline);
+                String text = times(value) + " " + baseline.displayName() + (pairs.size() > 1
+                        ? " (repeats " + times(Collections.min(pairs)) + "–" + times(Collections.max(pairs)) + ")" : "");
+                Library best = bestPeer(goal.caseId(), metric);
+                if (best != null && best != baseline) {
+                    text += "; " + times(ratio(goal.caseId(), metric, best)) + " best peer " + best.displayName();
+                }
+                return text;
+            }
+            case ROUND_TRIPS_AT_MOST -> {
+                String count = goal.roundTrips() == 1 ? String.format(Locale.ROOT, "%.2f RT", value)
+                        : times(value) + " " + goal.roundTrips() + " RT";
+                return count + " (Relock " + metric.format(relock) + " µs; 1 RT = " + metric.format(roundTripMicros())
+                        + " µs)";
+            }
+            default -> {
+                List<String> peers = new ArrayList<>();
+                for (Library peer : Library.peers()) {
+                    double other = values(goal.caseId(), peer, metric).median();
+                    if (Double.isFinite(other)) {
+                        peers.add(peer.displayName() + " " + metric.format(other));
+                    }
+                }
+                return "Relock " + metric.format(value) + (peers.isEmpty() ? "" : " (" + String.join(", ", peers) + ")");
+            }
+        }
     }
 
     private String correctnessText() {
@@ -487,40 +700,36 @@ final class Report {
     /** {@code latest.md}: what the README's Performance section shows. */
     String markdown(String chartPath, String runDirectory) {
         StringBuilder out = new StringBuilder();
-        out.append("# Relock vs Redisson: latest bench run\n\n");
+        out.append("# Relock vs Redisson and RedisLockRegistry: latest bench run\n\n");
         out.append("Run ").append(environment.dateText()).append(" with `").append(environment.command())
                 .append("` (").append(String.format(Locale.ROOT, "%.1f", elapsedSeconds / 60)).append(" min); files in `")
                 .append(runDirectory).append("/`.\n\n");
         out.append("- **Machine**: ").append(environment.machineText()).append('\n');
         out.append("- **Versions**: ").append(environment.versionsText()).append('\n');
-        out.append("- **Method**: ").append(methodText()).append(". Both libraries with their defaults, on one "
-                + "redis-server started by the bench. See `relock-bench/README.md`.\n\n");
-        out.append("![Relock's advantage over Redisson per metric](").append(chartPath).append(")\n\n");
-        out.append("## Goals\n\n| | goal | target | measured |\n|---|---|---|---|\n");
-        for (String[] row : goalRows()) {
-            out.append("| ").append(String.join(" | ", row)).append(" |\n");
-        }
+        out.append("- **Method**: ").append(methodText()).append(". Every library with its defaults (the registry "
+                + "with PUB_SUB_LOCK), on one redis-server started by the bench. See `relock-bench/README.md`.\n\n");
+        out.append("![Relock's advantage over the best peer per metric](").append(chartPath).append(")\n\n");
+        out.append("## Goals\n\nRT = one EVALSHA round trip of the lock script (S0's p50 with one connection, this run).\n\n");
+        out.append(markdownTable(withHeader(new String[] {"", "issue", "goal", "target", "measured"}, goalRows()), 5));
         out.append('\n').append(correctnessText().replace("\n", "\n\n")).append("\n\n");
         String metered = meteredText();
         if (metered != null) {
             out.append(metered).append("\n\n");
         }
         out.append("## Results\n\n");
-        List<String[]> rows = tableRows();
-        out.append("| ").append(String.join(" | ", rows.get(0))).append(" |\n|---|---|---:|---:|---:|\n");
-        for (String[] row : rows.subList(1, rows.size())) {
-            out.append("| ").append(String.join(" | ", row)).append(" |\n");
+        out.append(markdownTable(tableRows(), 2));
+        List<String[]> againstCeiling = ceilingComparisonRows();
+        if (againstCeiling.size() > 1) {
+            out.append("\n## Against the ceiling\n\nRates as a share of half S0's EVALSHA rate (a cycle is two script "
+                    + "calls); latencies in EVALSHA round trips (RT: S0's p50 with one connection).\n\n");
+            out.append(markdownTable(againstCeiling, 2));
         }
         if (options.scenarios().contains("S0")) {
             out.append("\n## S0 ceiling (redis-benchmark, same server, no lock library)\n\n");
             if (ceiling.isEmpty()) {
                 out.append(ceilingNote).append('\n');
             } else {
-                List<String[]> ceilingRows = ceilingRows();
-                out.append("| ").append(String.join(" | ", ceilingRows.get(0))).append(" |\n|---|---|---:|---:|\n");
-                for (String[] row : ceilingRows.subList(1, ceilingRows.size())) {
-                    out.append("| ").append(String.join(" | ", row)).append(" |\n");
-                }
+                out.append(markdownTable(ceilingRows(), 2));
             }
         }
         if (!errors().isEmpty()) {
@@ -531,6 +740,13 @@ final class Report {
             }
         }
         return out.toString();
+    }
+
+    private static List<String[]> withHeader(String[] header, List<String[]> rows) {
+        List<String[]> all = new ArrayList<>();
+        all.add(header);
+        all.addAll(rows);
+        return all;
     }
 
     /** {@code results.json}: every raw result and every reading of it. */
@@ -562,16 +778,34 @@ final class Report {
             Map<String, Object> entry = new LinkedHashMap<>();
             double value = measured(goal);
             entry.put("goal", goal.text());
+            entry.put("issue", goal.issue());
             entry.put("case", goal.caseId());
             entry.put("metric", goal.metric().key());
             entry.put("target", goal.targetText());
+            Library baseline = baseline(goal);
+            entry.put("baseline", baseline == null ? null : baseline.id());
             entry.put("measured", value);
-            entry.put("relock", values(goal.caseId(), Library.RELOCK, goal.metric()).median());
-            entry.put("redisson", values(goal.caseId(), Library.REDISSON, goal.metric()).median());
+            for (Library library : Library.values()) {
+                entry.put(library.id(), values(goal.caseId(), library, goal.metric()).median());
+            }
             entry.put("holds", Double.isFinite(value) ? goal.holds(value) : null);
             goals.add(entry);
         }
         json.put("goals", goals);
+
+        List<Object> againstCeiling = new ArrayList<>();
+        for (CeilingItem item : CEILING_ITEMS) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("case", item.caseId());
+            entry.put("metric", item.metric().key());
+            entry.put("ceiling", item.isRate() ? "evalsha_rate_c" + item.connections() + "_half" : "evalsha_p50_c1_us");
+            entry.put("ceiling_value", item.isRate() ? ceilingRate(item.connections()) / 2 : roundTripMicros());
+            for (Library library : Library.values()) {
+                entry.put(library.id(), againstCeiling(item, library));
+            }
+            againstCeiling.add(entry);
+        }
+        json.put("against_ceiling", againstCeiling);
 
         List<Object> summary = new ArrayList<>();
         for (String caseId : caseIds()) {
@@ -582,10 +816,14 @@ final class Report {
                 entry.put("metric", metric.key());
                 entry.put("label", metric.label());
                 entry.put("better", metric.better().name().toLowerCase(Locale.ROOT));
-                entry.put("relock", values(caseId, Library.RELOCK, metric).toJson());
-                entry.put("redisson", values(caseId, Library.REDISSON, metric).toJson());
-                entry.put("ratio", ratio(caseId, metric));
-                entry.put("pair_ratios", pairRatios(caseId, metric));
+                for (Library library : Library.values()) {
+                    entry.put(library.id(), values(caseId, library, metric).toJson());
+                }
+                Library best = bestPeer(caseId, metric);
+                entry.put("best_peer", best == null ? null : best.id());
+                entry.put("ratio", ratio(caseId, metric, best));
+                entry.put("pair_ratios", pairRatios(caseId, metric, best));
+                entry.put("ratio_redisson", ratio(caseId, metric, Library.REDISSON));
                 summary.add(entry);
             }
         }

@@ -40,6 +40,12 @@ final class S1Uncontended implements Scenario {
                 : List.of("S1/t1", "S1/t8", PLAIN_CASE, METERED_CASE);
     }
 
+    /** Only Relock has Micrometer metrics of its locks to bind. */
+    @Override
+    public String without(String caseId, Library library) {
+        return caseId.equals(METERED_CASE) && library != Library.RELOCK ? "no Micrometer metrics of its locks" : null;
+    }
+
     /** In odd repeats the metered case runs before the plain one, so JIT warmth favours neither. */
     @Override
     public List<String> order(List<String> cases, int repeat) {

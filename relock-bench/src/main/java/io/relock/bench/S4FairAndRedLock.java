@@ -10,7 +10,8 @@ import java.util.concurrent.locks.Lock;
  * S4, the heavier lock types: a fair lock's cost per acquisition with 1, 10 and 100 waiters
  * (waiters + 1 threads contending on one name, with the S2 critical-section checks), and a
  * RedLock over five independent masters at 8 threads, each thread its own name. A library
- * version without the lock type reports the case as not available.
+ * version without the lock type reports the case as not available; RedisLockRegistry, which
+ * has neither, does not run this scenario.
  */
 final class S4FairAndRedLock implements Scenario {
 
@@ -29,6 +30,12 @@ final class S4FairAndRedLock implements Scenario {
     @Override
     public List<String> cases(boolean quick) {
         return quick ? List.of("S4/fair10", "S4/redlock") : List.of("S4/fair1", "S4/fair10", "S4/fair100", "S4/redlock");
+    }
+
+    /** Spring Integration's lock registries have neither a fair lock nor a RedLock. */
+    @Override
+    public String without(String caseId, Library library) {
+        return library == Library.REGISTRY ? "no fair lock and no RedLock in Spring Integration" : null;
     }
 
     @Override

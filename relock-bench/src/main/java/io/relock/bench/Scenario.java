@@ -26,6 +26,24 @@ interface Scenario {
         return cases;
     }
 
+    /**
+     * The phases of {@code caseId}: {@code given} (the run's flags) unless the scenario shortens
+     * a case to keep the whole run within its time.
+     */
+    default Load.Timing timing(String caseId, Load.Timing given) {
+        return given;
+    }
+
+    /**
+     * Why {@code library} has nothing to measure in {@code caseId} (it has no such lock type or
+     * feature), or null when it runs the case. The bench does not run the case for it (and starts
+     * no worker for it when that leaves no case) and reports it as not available, with this
+     * reason. A worker that finds a lock type missing at run time reports the same way.
+     */
+    default String without(String caseId, Library library) {
+        return null;
+    }
+
     /** Runs one case and describes what it measured; failures go into the result, not thrown. */
     CaseResult run(String caseId, WorkerContext context) throws Exception;
 

@@ -12,7 +12,7 @@ import java.util.Map;
  * The JVM that measures one library in one scenario, started by {@link Bench}:
  * <pre>
  * Worker --library relock --scenario S1 --uri redis://127.0.0.1:PORT --warmup-ms 2000
- *        --window-ms 5000 --count-ms 500 [--masters uri,uri,...] [--cases S1/t1,...] [--quick]
+ *        --window-ms 5000 --count-ms 500 --heap 512m [--masters uri,uri,...] [--cases S1/t1,...] [--quick]
  * </pre>
  * For each case it prints one line {@code RESULT <json>} as soon as the case ends, then
  * {@code DONE}. Everything else it prints (library logs) goes to stderr. It exits when its
@@ -52,7 +52,8 @@ public final class Worker {
             for (String master : masters) {
                 masterAdmins.add(new RedisAdmin(master));
             }
-            WorkerContext context = new WorkerContext(library, flags.get("uri"), admin, masters, masterAdmins, timing);
+            WorkerContext context = new WorkerContext(library, flags.get("uri"), admin, masters, masterAdmins, timing,
+                    flags.get("heap"));
             for (String caseId : cases) {
                 admin.flushAll();
                 masterAdmins.forEach(RedisAdmin::flushAll);

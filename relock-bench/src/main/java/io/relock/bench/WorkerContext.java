@@ -8,6 +8,7 @@ import java.util.List;
  *
  * @param masters the independent masters for RedLock (S4); empty when not started
  * @param masterAdmins admin connections to {@code masters}, same order
+ * @param heap the worker's heap size, for the JVMs it starts itself (S3's waiter in another JVM)
  */
 record WorkerContext(
         Library library,
@@ -15,7 +16,8 @@ record WorkerContext(
         RedisAdmin admin,
         List<String> masters,
         List<RedisAdmin> masterAdmins,
-        Load.Timing timing) {
+        Load.Timing timing,
+        String heap) {
 
     /** Connects a client of the library under test with its defaults. */
     LockLibrary connect() {

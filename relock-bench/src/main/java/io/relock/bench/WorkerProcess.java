@@ -36,17 +36,26 @@ final class WorkerProcess {
     }
 
     /**
-     * Runs {@code Worker} with {@code args}, handing each result to {@code onResult} as it
-     * arrives, and returns when the worker has exited (or was killed after {@code limit}).
+     * The command line of a bench JVM: this JVM's {@code java} and classpath, the workers' flags,
+     * {@code main} and its arguments. S3 starts its waiter in another JVM with the same.
      */
-    static Output run(List<String> workerArgs, String heap, Duration limit, Consumer<Map<String, Object>> onResult) {
+    static List<String> command(Class<?> main, String heap, List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmFlags(heap));
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add(Worker.class.getName());
-        command.addAll(workerArgs);
+        command.add(main.getName());
+        command.addAll(args);
+        return command;
+    }
+
+    /**
+     * Runs {@code Worker} with {@code args}, handing each result to {@code onResult} as it
+     * arrives, and returns when the worker has exited (or was killed after {@code limit}).
+     */
+    static Output run(List<String> workerArgs, String heap, Duration limit, Consumer<Map<String, Object>> onResult) {
+        List<String> command = command(Worker.class, heap, workerArgs);
 
         Path stderrFile;
         Process process;

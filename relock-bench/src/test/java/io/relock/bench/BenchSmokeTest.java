@@ -15,15 +15,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Runs the bench end to end on its smallest case (S1, one thread, a one-second window, both
- * libraries, each in its own worker JVM), through the same code as the bench command, so that
- * the bench cannot rot unnoticed. Asserts that the files are written and the counters are
+ * Runs the bench end to end on its smallest cases (S1 one thread, S1 64 threads with and
+ * without metrics, S3 across clients and across JVMs; one-second windows, every library, each
+ * in its own worker JVM), through the same code as the bench command, so that the bench cannot
+ * rot unnoticed. Asserts that the files are written and the counters are
  * positive; never asserts a timing.
  */
 class BenchSmokeTest {
 
     @Test
-    void theSmallestCaseRunsForBothLibrariesAndWritesItsFiles(@TempDir Path out) throws Exception {
+    void theSmallestCaseRunsForEveryLibraryAndWritesItsFiles(@TempDir Path out) throws Exception {
         Options options = Options.parse("--cases", "S1/t1", "--window", "1s", "--warmup", "300ms", "--repeats", "1",
                 "--out", out.toString());
         ByteArrayOutputStream console = new ByteArrayOutputStream();
@@ -35,9 +36,9 @@ class BenchSmokeTest {
 
         Map<String, Object> results = Json.object(Json.parse(Files.readString(outcome.directory().resolve("results.json"))));
         List<Map<String, Object>> runs = Json.array(results.get("runs")).stream().map(Json::object).toList();
-        assertThat(runs).as(printed).hasSize(2);
+        assertThat(runs).as(printed).hasSize(3);
         assertThat(runs.stream().map(run -> (String) run.get("library")).collect(Collectors.toSet()))
-                .isEqualTo(Set.of("relock", "redisson"));
+                .isEqualTo(Set.of("relock", "redisson", "registry"));
         for (Map<String, Object> run : runs) {
             assertThat(run.get("error")).as(printed).isNull();
             Map<String, Object> metrics = Json.object(run.get("metrics"));
@@ -51,7 +52,38 @@ class BenchSmokeTest {
         assertThat(outcome.directory().resolve("chart.png")).isNotEmptyFile();
         assertThat(outcome.directory().resolve("table.txt")).isNotEmptyFile();
         assertThat(Files.readString(out.resolve("latest.md"))).contains("| S1 uncontended, 1 thread [S1/t1] | cycles/s |");
-        assertThat(printed).contains("Goals (issue 5)");
+        assertThat(printed).contains("Goals (issues 5 and 12)");
+    }
+
+    @Test
+    void handOffsAcrossClientsAndAcrossJvmsRunForEveryLibrary(@TempDir Path out) throws Exception {
+        // S3 runs half the window: 0.5 s, about 200 hand-offs per case.
+        Options options = Options.parse("--cases", "S3/w1c,S3/w1j", "--window", "1s", "--warmup", "400ms", "--repeats",
+                "1", "--out", out.toString());
+        ByteArrayOutputStream console = new ByteArrayOutputStream();
+        Bench.Outcome outcome;
+        try (PrintStream print = new PrintStream(console, true, StandardCharsets.UTF_8)) {
+            outcome = Bench.run(options, "--cases S3/w1c,S3/w1j", print);
+        }
+        String printed = console.toString(StandardCharsets.UTF_8);
+
+        Map<String, Object> results = Json.object(Json.parse(Files.readString(outcome.directory().resolve("results.json"))));
+        List<Map<String, Object>> runs = Json.array(results.get("runs")).stream().map(Json::object).toList();
+        assertThat(runs).as(printed).hasSize(6);
+        for (Map<String, Object> run : runs) {
+            String what = run.get("library") + " " + run.get("case") + "\n" + printed;
+            assertThat(run.get("error")).as(what).isNull();
+            assertThat(((Number) Json.object(run.get("details")).get("client_instances")).longValue()).as(what)
+                    .isEqualTo(2);
+            Map<String, Object> metrics = Json.object(run.get("metrics"));
+            for (Metric metric : List.of(Metric.HANDOFFS_PER_S, Metric.HANDOFF_P50_US, Metric.ROUND_TRIPS_PER_OP,
+                    Metric.JVM_CPU_US_PER_OP)) {
+                assertThat(((Number) metrics.get(metric.key())).doubleValue()).as(metric + " " + what).isPositive();
+            }
+        }
+        assertThat(Files.readString(out.resolve("latest.md")))
+                .contains("| S3 hand-off, 1 waiter on another client [S3/w1c] | hand-offs/s |")
+                .contains("| S3 hand-off, 1 waiter in another JVM [S3/w1j] | hand-offs/s |");
     }
 
     @Test
@@ -68,7 +100,7 @@ class BenchSmokeTest {
         Map<String, Object> results = Json.object(Json.parse(Files.readString(outcome.directory().resolve("results.json"))));
         List<Map<String, Object>> metered = Json.array(results.get("runs")).stream().map(Json::object)
                 .filter(run -> run.get("case").equals("S1/t64m")).toList();
-        assertThat(metered).as(printed).hasSize(2);
+        assertThat(metered).as(printed).hasSize(3);
         for (Map<String, Object> run : metered) {
             assertThat(run.get("error")).as(printed).isNull();
             if (run.get("library").equals("relock")) {

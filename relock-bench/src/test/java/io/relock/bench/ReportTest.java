@@ -1,0 +1,110 @@
+package io.relock.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import java.time.ZonedDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The readings of a run, on made-up results (no worker, no Redis): which peer is the best per
+ * metric, the ratios against it, the goals against Redisson, the best peer and the EVALSHA
+ * round trip, and how a library a scenario does not run shows up.
+ */
+class ReportTest {
+
+    private final List<Report.Run> runs = new ArrayList<>();
+    private final List<S0Ceiling.Row> ceiling = new ArrayList<>();
+
+    @Test
+    void theBestPeerIsTheBetterMedianInTheMetricsDirection() {
+        // acquisitions/s: higher is better, so Redisson; commands per acquisition: lower is better, so the registry.
+        result("S2/t8x4", Library.RELOCK, Map.of(Metric.ACQUISITIONS_PER_S, 3000.0, Metric.COMMANDS_PER_OP, 27.0),
+                Map.of(Metric.ACQUISITIONS_PER_S, 3400.0, Metric.COMMANDS_PER_OP, 26.0));
+        result("S2/t8x4", Library.REDISSON, Map.of(Metric.ACQUISITIONS_PER_S, 2000.0, Metric.COMMANDS_PER_OP, 30.0),
+                Map.of(Metric.ACQUISITIONS_PER_S, 2000.0, Metric.COMMANDS_PER_OP, 30.0));
+        result("S2/t8x4", Library.REGISTRY, Map.of(Metric.ACQUISITIONS_PER_S, 1800.0, Metric.COMMANDS_PER_OP, 12.0),
+                Map.of(Metric.ACQUISITIONS_PER_S, 1600.0, Metric.COMMANDS_PER_OP, 13.0));
+        Report report = report();
+
+        assertThat(report.bestPeer("S2/t8x4", Metric.ACQUISITIONS_PER_S)).isEqualTo(Library.REDISSON);
+        assertThat(report.ratio("S2/t8x4", Metric.ACQUISITIONS_PER_S, Library.REDISSON)).isCloseTo(1.6, within(1e-9));
+        assertThat(report.pairRatios("S2/t8x4", Metric.ACQUISITIONS_PER_S, Library.REDISSON))
+                .containsExactly(1.5, 1.7);
+        assertThat(report.bestPeer("S2/t8x4", Metric.COMMANDS_PER_OP)).isEqualTo(Library.REGISTRY);
+        assertThat(report.bestPeer("S2/t8x4", Metric.SHARE_MIN)).as("a metric with no better direction").isNull();
+    }
+
+    @Test
+    void goalsCompareWithTheirBaselineAndWithTheEvalshaRoundTrip() {
+        result("S2/t8x4", Library.RELOCK, Map.of(Metric.ACQUISITIONS_PER_S, 4000.0), Map.of(Metric.ACQUISITIONS_PER_S, 4000.0));
+        result("S2/t8x4", Library.REDISSON, Map.of(Metric.ACQUISITIONS_PER_S, 1900.0), Map.of(Metric.ACQUISITIONS_PER_S, 1900.0));
+        result("S2/t8x4", Library.REGISTRY, Map.of(Metric.ACQUISITIONS_PER_S, 2500.0), Map.of(Metric.ACQUISITIONS_PER_S, 2500.0));
+        result("S3/w1c", Library.RELOCK, Map.of(Metric.HANDOFF_P50_US, 150.0), Map.of(Metric.HANDOFF_P50_US, 170.0));
+        ceiling.add(new S0Ceiling.Row(0, Report.CEILING_TEST, 1, 12_000, 0.080, 0.2));
+        ceiling.add(new S0Ceiling.Row(1, Report.CEILING_TEST, 1, 12_500, 0.080, 0.2));
+        Report report = report();
+
+        Goal againstRedisson = goal("5", "S2/t8x4", Metric.ACQUISITIONS_PER_S);
+        Goal againstBestPeer = goal("12", "S2/t8x4", Metric.ACQUISITIONS_PER_S);
+        assertThat(report.baseline(againstRedisson)).isEqualTo(Library.REDISSON);
+        assertThat(againstRedisson.holds(report.measured(againstRedisson))).isTrue();
+        assertThat(report.baseline(againstBestPeer)).isEqualTo(Library.REGISTRY);
+        assertThat(againstBestPeer.holds(report.measured(againstBestPeer))).as("4000 / 2500 = 1.6×").isFalse();
+
+        Goal roundTrips = Goal.ALL.stream().filter(goal -> goal.kind() == Goal.Kind.ROUND_TRIPS_AT_MOST
+                && goal.caseId().equals("S3/w1c")).findFirst().orElseThrow();
+        assertThat(report.roundTripMicros()).isCloseTo(80, within(1e-9));
+        assertThat(report.measured(roundTrips)).as("160 µs over one 80 µs round trip").isCloseTo(2, within(1e-9));
+        assertThat(roundTrips.holds(report.measured(roundTrips))).isTrue();
+        assertThat(report.text()).contains("S3 1 waiter on another client: hand-off p50, in EVALSHA round trips")
+                .contains("2.00 RT (Relock 160 µs; 1 RT = 80.0 µs)");
+    }
+
+    @Test
+    void aCaseALibraryHasNothingForIsShownAsNotAvailableAndNeedsNoWorker() {
+        assertThat(Bench.libraries(new S4FairAndRedLock(), List.of("S4/fair10", "S4/redlock")))
+                .containsExactly(Library.RELOCK, Library.REDISSON);
+        assertThat(Bench.libraries(new S3HandOff(), List.of("S3/w1j"))).containsExactly(Library.values());
+        assertThat(Bench.libraries(new S1Uncontended(), List.of("S1/t64m"))).containsExactly(Library.RELOCK);
+        assertThat(Bench.casesFor(new S5Footprint(), List.of("S5/footprint", "S5/watchdog"), Library.REGISTRY))
+                .containsExactly("S5/footprint");
+        result("S4/fair10", Library.RELOCK, Map.of(Metric.ACQUISITIONS_PER_S, 5000.0), Map.of(Metric.ACQUISITIONS_PER_S, 5200.0));
+        result("S4/fair10", Library.REDISSON, Map.of(Metric.ACQUISITIONS_PER_S, 3000.0), Map.of(Metric.ACQUISITIONS_PER_S, 3100.0));
+        runs.add(new Report.Run(0, Report.Run.NOT_RUN, Library.REGISTRY,
+                new CaseResult("S4/fair10", "S4/fair10").unavailable("no fair lock").toJson(Library.REGISTRY)));
+        Report report = report();
+
+        assertThat(report.text()).containsPattern("acquisitions/s .* not available +Redisson +1\\.67×");
+        assertThat(report.bars()).singleElement().satisfies(bar -> {
+            assertThat(bar.label()).isEqualTo("S4 fair 10 waiters acq/s (vs Redisson)");
+            assertThat(bar.advantage()).isCloseTo(5100.0 / 3050.0, within(1e-9));
+        });
+    }
+
+    private static Goal goal(String issue, String caseId, Metric metric) {
+        return Goal.ALL.stream().filter(goal -> goal.issue().equals(issue) && goal.caseId().equals(caseId)
+                && goal.metric() == metric).findFirst().orElseThrow();
+    }
+
+    /** One case's metrics for one library in repeats 1 and 2. */
+    private void result(String caseId, Library library, Map<Metric, Double> first, Map<Metric, Double> second) {
+        List<Map<Metric, Double>> repeats = List.of(first, second);
+        for (int repeat = 0; repeat < repeats.size(); repeat++) {
+            CaseResult result = new CaseResult(caseId, "title of " + caseId);
+            repeats.get(repeat).forEach(result::metric);
+            runs.add(new Report.Run(repeat, 0, library, result.toJson(library)));
+        }
+    }
+
+    private Report report() {
+        Options options = Options.parse("--repeats", "2");
+        Map<String, Object> none = new LinkedHashMap<>();
+        Environment environment = new Environment(ZonedDateTime.now(), Bench.COMMAND, none, none);
+        return new Report(options, environment, runs, ceiling, "test", 1);
+    }
+}
