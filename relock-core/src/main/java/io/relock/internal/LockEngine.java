@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * acquires and renewals are confirmed ({@link RedisGateway#confirmWrite}), and forgets the hold
  * when the last one is gone.
  */
-public final class LockEngine implements DistributedLock, EngineBacked {
+public final class LockEngine implements DistributedLock, EngineBacked, WatchedLock {
 
     private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
 
@@ -58,7 +58,8 @@ public final class LockEngine implements DistributedLock, EngineBacked {
     }
 
     /** The Redis key (the name with the configured prefix). */
-    String key() {
+    @Override
+    public String key() {
         return keys.key();
     }
 
@@ -68,12 +69,14 @@ public final class LockEngine implements DistributedLock, EngineBacked {
     }
 
     /** This lock type's name, as {@link io.relock.HeldLock#type()} and the observer events give it. */
-    String type() {
+    @Override
+    public String type() {
         return driver.type();
     }
 
     /** The script that renews this lock type's holds in the watchdog's batches. */
-    Script renewScript() {
+    @Override
+    public Script renewScript() {
         return driver.renewScript();
     }
 
