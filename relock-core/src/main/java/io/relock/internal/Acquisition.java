@@ -43,8 +43,8 @@ final class Acquisition {
     /** The longest a waiter parks when it cannot be sure its subscription still hears releases. */
     static final long UNSURE_PARK_MILLIS = 1000;
 
-    private final LockEngine lock;
-    private final ClientRuntime runtime;
+    private final AcquirableLock lock;
+    private final LockClient runtime;
     private final LockDriver driver;
     private final LockKeys keys;
     private final WaitPolicy wait;
@@ -69,9 +69,9 @@ final class Acquisition {
     private volatile int holdsAfter;
     private volatile State state = State.STARTED;
 
-    Acquisition(LockEngine lock, long owner, long waitNanos, long leaseMillis) {
+    Acquisition(AcquirableLock lock, long owner, long waitNanos, long leaseMillis) {
         this.lock = lock;
-        this.runtime = lock.runtime;
+        this.runtime = lock.client();
         this.driver = lock.driver();
         this.keys = lock.keys();
         this.wait = lock.waitPolicy();
@@ -143,7 +143,7 @@ final class Acquisition {
         long waitDeadline = waitNanos >= Args.FOREVER_NANOS
                 ? runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runtime.watchdog().leaseMillis())
                 : startNanos + waitNanos;
-        return runtime.gateway().budget(waitDeadline);
+        return runtime.budget(waitDeadline);
     }
 
     private void onReply(int before, long epoch, long seen, Attempt attempt, Throwable error) {
@@ -206,7 +206,7 @@ final class Acquisition {
      * owner believes it holds it.
      */
     private void confirm(int before, long epoch, Attempt attempt) {
-        RedisGateway gateway = runtime.gateway();
+        WriteGateway gateway = runtime.gateway();
         gateway.confirmWrite(keys.key(), epoch).whenComplete((confirmation, error) -> {
             if (error == null && confirmation.confirmed()) {
                 held(before + 1);

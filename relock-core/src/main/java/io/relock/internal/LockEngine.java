@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * acquires and renewals are confirmed ({@link RedisGateway#confirmWrite}), and forgets the hold
  * when the last one is gone.
  */
-public final class LockEngine implements DistributedLock, EngineBacked, WatchedLock {
+public final class LockEngine extends AcquirableLock implements DistributedLock, EngineBacked {
 
     private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
 
@@ -80,19 +80,27 @@ public final class LockEngine implements DistributedLock, EngineBacked, WatchedL
         return driver.renewScript();
     }
 
-    /** The hash field (or token) that identifies {@code owner} in this lock type's data. */
+    @Override
+    LockClient client() {
+        return runtime;
+    }
+
+    @Override
     String fieldOf(long owner) {
         return driver.fieldOf(runtime.field(owner));
     }
 
+    @Override
     LockDriver driver() {
         return driver;
     }
 
+    @Override
     LockKeys keys() {
         return keys;
     }
 
+    @Override
     WaitPolicy waitPolicy() {
         return wait;
     }
@@ -116,6 +124,7 @@ public final class LockEngine implements DistributedLock, EngineBacked, WatchedL
         return Thread.currentThread().getId();
     }
 
+    @Override
     String describe(String operation) {
         return operation + " " + driver.noun() + " '" + getName() + "'";
     }
@@ -377,6 +386,7 @@ public final class LockEngine implements DistributedLock, EngineBacked, WatchedL
         }
     }
 
+    @Override
     CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
         String field = fieldOf(owner);
         CompletableFuture<Long> undo;

@@ -4,30 +4,18 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * What the {@link Watchdog} needs of Redis, and nothing more: where a key lives, the connection
- * epoch, one batched renewal call, and the write confirmation every write takes. {@link RedisGateway}
- * implements it; a unit test answers it by hand, so the watchdog's rules run without a server.
+ * What the {@link Watchdog} needs of Redis, and nothing more: besides the write path, where a
+ * key lives and one batched renewal call. {@link RedisGateway} implements it; a unit test
+ * answers it by hand, so the watchdog's rules run without a server.
  */
-interface RenewalGateway {
+interface RenewalGateway extends WriteGateway {
 
     /** The hash slot of {@code key}: one renewal call may only touch keys of one slot. */
     int slotOf(String key);
-
-    /** See {@link RedisGateway#connectionEpoch()}. */
-    long connectionEpoch();
 
     /**
      * Runs a renew script on a batch: {@code keys[i]} with owner field {@code args[i + 1]},
      * {@code args[0]} the lease. The reply holds 1 for each hold renewed, 0 for each found gone.
      */
     CompletableFuture<List<Object>> renew(Script script, String[] keys, String[] args);
-
-    /** See {@link RedisGateway#confirmWrite(String, long)}. */
-    CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore);
-
-    /** For messages: how many replicas must acknowledge a write. */
-    int replicaSyncMinReplicas();
-
-    /** For messages: how long a write waits for them. */
-    long replicaSyncTimeoutMillis();
 }

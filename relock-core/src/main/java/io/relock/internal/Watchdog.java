@@ -110,7 +110,7 @@ final class Watchdog {
         return hold;
     }
 
-    Hold get(LockEngine lock, long owner) {
+    Hold get(AcquirableLock lock, long owner) {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
 
