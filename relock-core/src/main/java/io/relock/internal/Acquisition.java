@@ -209,8 +209,14 @@ final class Acquisition {
         WriteGateway gateway = runtime.gateway();
         gateway.confirmWrite(keys.key(), epoch).whenComplete((confirmation, error) -> {
             if (error == null && confirmation.confirmed()) {
-                held(before + 1);
-                finish(attempt, null);
+                // Claimed before the hold is recorded: a close that ended the wait meanwhile has
+                // told the caller it failed, so the acquire is undone rather than left held.
+                if (finished.compareAndSet(false, true)) {
+                    held(before + 1);
+                    ended(attempt, null);
+                } else {
+                    lock.rollback(owner, before, null);
+                }
                 return;
             }
             if (error == null && confirmation.unsure() && !cancelled
@@ -294,10 +300,16 @@ final class Acquisition {
     }
 
     private void finish(Attempt outcome, RuntimeException error) {
-        if (!finished.compareAndSet(false, true)) {
-            return;
+        if (finished.compareAndSet(false, true)) {
+            ended(outcome, error);
         }
-        RuntimeException failure = error != null ? error : abortCause;
+    }
+
+    /** The one end of the acquire, once {@link #finished} is claimed. */
+    private void ended(Attempt outcome, RuntimeException error) {
+        // A close's cause replaces "not acquired" only: an acquire that won is reported as held.
+        boolean acquired = outcome != null && outcome.acquired();
+        RuntimeException failure = error != null || acquired ? error : abortCause;
         releaseSubscription();
         runtime.unregister(this);
         if (outcome == null || !outcome.acquired()) {
