@@ -43,8 +43,8 @@ final class Acquisition {
     /** The longest a waiter parks when it cannot be sure its subscription still hears releases. */
     static final long UNSURE_PARK_MILLIS = 1000;
 
-    private final LockEngine lock;
-    private final ClientRuntime runtime;
+    private final AcquirableLock lock;
+    private final LockClient runtime;
     private final LockDriver driver;
     private final LockKeys keys;
     private final WaitPolicy wait;
@@ -69,9 +69,9 @@ final class Acquisition {
     private volatile int holdsAfter;
     private volatile State state = State.STARTED;
 
-    Acquisition(LockEngine lock, long owner, long waitNanos, long leaseMillis) {
+    Acquisition(AcquirableLock lock, long owner, long waitNanos, long leaseMillis) {
         this.lock = lock;
-        this.runtime = lock.runtime;
+        this.runtime = lock.client();
         this.driver = lock.driver();
         this.keys = lock.keys();
         this.wait = lock.waitPolicy();
@@ -143,7 +143,7 @@ final class Acquisition {
         long waitDeadline = waitNanos >= Args.FOREVER_NANOS
                 ? runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runtime.watchdog().leaseMillis())
                 : startNanos + waitNanos;
-        return runtime.gateway().budget(waitDeadline);
+        return runtime.budget(waitDeadline);
     }
 
     private void onReply(int before, long epoch, long seen, Attempt attempt, Throwable error) {
@@ -206,11 +206,17 @@ final class Acquisition {
      * owner believes it holds it.
      */
     private void confirm(int before, long epoch, Attempt attempt) {
-        RedisGateway gateway = runtime.gateway();
+        WriteGateway gateway = runtime.gateway();
         gateway.confirmWrite(keys.key(), epoch).whenComplete((confirmation, error) -> {
             if (error == null && confirmation.confirmed()) {
-                held(before + 1);
-                finish(attempt, null);
+                // Claimed before the hold is recorded: a close that ended the wait meanwhile has
+                // told the caller it failed, so the acquire is undone rather than left held.
+                if (finished.compareAndSet(false, true)) {
+                    held(before + 1);
+                    ended(attempt, null);
+                } else {
+                    lock.rollback(owner, before, null);
+                }
                 return;
             }
             if (error == null && confirmation.unsure() && !cancelled
@@ -294,10 +300,16 @@ final class Acquisition {
     }
 
     private void finish(Attempt outcome, RuntimeException error) {
-        if (!finished.compareAndSet(false, true)) {
-            return;
+        if (finished.compareAndSet(false, true)) {
+            ended(outcome, error);
         }
-        RuntimeException failure = error != null ? error : abortCause;
+    }
+
+    /** The one end of the acquire, once {@link #finished} is claimed. */
+    private void ended(Attempt outcome, RuntimeException error) {
+        // A close's cause replaces "not acquired" only: an acquire that won is reported as held.
+        boolean acquired = outcome != null && outcome.acquired();
+        RuntimeException failure = error != null || acquired ? error : abortCause;
         releaseSubscription();
         runtime.unregister(this);
         if (outcome == null || !outcome.acquired()) {

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * two workers), one timer thread shared by Lettuce's timeouts, the waits and the watchdog, the two
  * connections, the unlock channels, the holds, and the lock-lost listeners.
  */
-public final class ClientRuntime implements AutoCloseable {
+public final class ClientRuntime extends LockClient implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClientRuntime.class);
 
@@ -127,26 +127,37 @@ public final class ClientRuntime implements AutoCloseable {
         return clientId;
     }
 
+    @Override
     RedisGateway gateway() {
         return gateway;
     }
 
+    @Override
+    RedisGateway.Budget budget(long waitDeadlineNanos) {
+        return gateway.budget(waitDeadlineNanos);
+    }
+
+    @Override
     UnlockChannels channels() {
         return channels;
     }
 
+    @Override
     Watchdog watchdog() {
         return watchdog;
     }
 
+    @Override
     Observers observers() {
         return observers;
     }
 
+    @Override
     io.netty.util.Timer timer() {
         return timer;
     }
 
+    @Override
     long nanoTime() {
         return nanoTime.getAsLong();
     }
@@ -203,6 +214,7 @@ public final class ClientRuntime implements AutoCloseable {
         return watchdog.size();
     }
 
+    @Override
     void register(Acquisition acquisition) {
         waiting.add(acquisition);
         if (closed) {
@@ -210,6 +222,7 @@ public final class ClientRuntime implements AutoCloseable {
         }
     }
 
+    @Override
     void unregister(Acquisition acquisition) {
         waiting.remove(acquisition);
     }

@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Hold {
 
-    final LockEngine lock;
+    final WatchedLock lock;
     final long owner;
     final String field;
     final long leaseMillis;
@@ -31,7 +31,7 @@ final class Hold {
     volatile boolean lost;
     volatile Throwable lossCause;
 
-    Hold(LockEngine lock, long owner, String field, long leaseMillis, boolean watchdog, String ownerThreadName,
+    Hold(WatchedLock lock, long owner, String field, long leaseMillis, boolean watchdog, String ownerThreadName,
             long nowNanos) {
         this.lock = lock;
         this.owner = owner;

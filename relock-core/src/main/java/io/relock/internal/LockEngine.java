@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * acquires and renewals are confirmed ({@link RedisGateway#confirmWrite}), and forgets the hold
  * when the last one is gone.
  */
-public final class LockEngine implements DistributedLock, EngineBacked {
+public final class LockEngine extends AcquirableLock implements DistributedLock, EngineBacked {
 
     private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
 
@@ -58,7 +58,8 @@ public final class LockEngine implements DistributedLock, EngineBacked {
     }
 
     /** The Redis key (the name with the configured prefix). */
-    String key() {
+    @Override
+    public String key() {
         return keys.key();
     }
 
@@ -68,28 +69,38 @@ public final class LockEngine implements DistributedLock, EngineBacked {
     }
 
     /** This lock type's name, as {@link io.relock.HeldLock#type()} and the observer events give it. */
-    String type() {
+    @Override
+    public String type() {
         return driver.type();
     }
 
     /** The script that renews this lock type's holds in the watchdog's batches. */
-    Script renewScript() {
+    @Override
+    public Script renewScript() {
         return driver.renewScript();
     }
 
-    /** The hash field (or token) that identifies {@code owner} in this lock type's data. */
+    @Override
+    LockClient client() {
+        return runtime;
+    }
+
+    @Override
     String fieldOf(long owner) {
         return driver.fieldOf(runtime.field(owner));
     }
 
+    @Override
     LockDriver driver() {
         return driver;
     }
 
+    @Override
     LockKeys keys() {
         return keys;
     }
 
+    @Override
     WaitPolicy waitPolicy() {
         return wait;
     }
@@ -113,6 +124,7 @@ public final class LockEngine implements DistributedLock, EngineBacked {
         return Thread.currentThread().getId();
     }
 
+    @Override
     String describe(String operation) {
         return operation + " " + driver.noun() + " '" + getName() + "'";
     }
@@ -374,6 +386,7 @@ public final class LockEngine implements DistributedLock, EngineBacked {
         }
     }
 
+    @Override
     CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
         String field = fieldOf(owner);
         CompletableFuture<Long> undo;

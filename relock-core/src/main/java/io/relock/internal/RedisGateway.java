@@ -75,7 +75,7 @@ import reactor.core.Disposable;
  * scripts SPUBLISH and waiters SSUBSCRIBE on the node that owns the lock's slot, so a message
  * does not travel the whole cluster bus.
  */
-public final class RedisGateway implements AutoCloseable {
+public final class RedisGateway implements AutoCloseable, RenewalGateway {
 
     /** Connecting (TCP and handshake) may take at least this long, whatever the command timeout. */
     static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(10);
@@ -167,6 +167,7 @@ public final class RedisGateway implements AutoCloseable {
      * were in flight then (at least once), so a reply that arrives after a change may belong to a
      * command that ran twice, or on another server: callers compare the epoch before and after.
      */
+    @Override
     public long connectionEpoch() {
         return disconnects.get();
     }
@@ -569,6 +570,11 @@ public final class RedisGateway implements AutoCloseable {
         return new Budget(Math.max(waitDeadlineNanos, now + commandTimeoutNanos), canFailOver ? waitDeadlineNanos : now);
     }
 
+    @Override
+    public CompletableFuture<List<Object>> renew(Script script, String[] keys, String[] args) {
+        return eval(script, ScriptOutputType.MULTI, keys, args);
+    }
+
     /** Runs a script within the default {@link #budget()}; a null reply completes with null. */
     public <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, String[] keys, String... args) {
         return eval(script, type, budget(), false, keys, args);
@@ -751,6 +757,7 @@ public final class RedisGateway implements AutoCloseable {
     }
 
     /** The hash slot of a key (0 outside a cluster, where all keys may share a call). */
+    @Override
     public int slotOf(String key) {
         return cluster != null ? SlotHash.getSlot(key) : 0;
     }
@@ -761,10 +768,12 @@ public final class RedisGateway implements AutoCloseable {
     }
 
     /** How many replicas must acknowledge, and for how long to wait. */
+    @Override
     public int replicaSyncMinReplicas() {
         return syncReplicas;
     }
 
+    @Override
     public long replicaSyncTimeoutMillis() {
         return syncTimeoutMillis;
     }
@@ -775,7 +784,8 @@ public final class RedisGateway implements AutoCloseable {
      * {@code WAIT} on the connection that made it. Acquire, renewal and release all end here.
      * Fails only for an error that is not connection trouble.
      */
-    CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore) {
+    @Override
+    public CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore) {
         if (syncReplicas == 0) {
             return CONFIRMED;
         }

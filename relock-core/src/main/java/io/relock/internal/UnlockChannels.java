@@ -37,7 +37,19 @@ public final class UnlockChannels {
     /** Message published when a read lock is released: every waiter may proceed. */
     public static final String READ_UNLOCK_MESSAGE = "1";
 
-    private final StatefulRedisPubSubConnection<String, String> connection;
+    /**
+     * The two commands the channels send: on the pub/sub connection, or on a stand-in in unit
+     * tests, where messages then come through {@link #onMessage}.
+     */
+    interface Commands {
+
+        /** Subscribes; completes when the server confirmed it. */
+        CompletableFuture<Void> subscribe(String channel);
+
+        CompletableFuture<Void> unsubscribe(String channel);
+    }
+
+    private final Commands commands;
     private final Timer timer;
     private final boolean sharded;
     private final Map<String, Channel> channels = new HashMap<>();
@@ -47,9 +59,19 @@ public final class UnlockChannels {
      *     Redis 7+ cluster SPUBLISH
      */
     public UnlockChannels(StatefulRedisPubSubConnection<String, String> connection, Timer timer, boolean sharded) {
-        this.connection = connection;
-        this.timer = timer;
-        this.sharded = sharded;
+        this(new Commands() {
+            @Override
+            public CompletableFuture<Void> subscribe(String channel) {
+                return (sharded ? connection.async().ssubscribe(channel) : connection.async().subscribe(channel))
+                        .toCompletableFuture();
+            }
+
+            @Override
+            public CompletableFuture<Void> unsubscribe(String channel) {
+                return (sharded ? connection.async().sunsubscribe(channel) : connection.async().unsubscribe(channel))
+                        .toCompletableFuture();
+            }
+        }, timer, sharded);
         connection.addListener(new RedisPubSubAdapter<>() {
             @Override
             public void message(String channel, String message) {
@@ -69,6 +91,12 @@ public final class UnlockChannels {
         });
     }
 
+    UnlockChannels(Commands commands, Timer timer, boolean sharded) {
+        this.commands = commands;
+        this.timer = timer;
+        this.sharded = sharded;
+    }
+
     /** Subscribes (or joins an existing subscription); completes when the server confirmed it. */
     public CompletableFuture<Channel> subscribe(String name) {
         Channel channel;
@@ -77,8 +105,7 @@ public final class UnlockChannels {
             if (channel == null) {
                 channel = new Channel(name);
                 channels.put(name, channel);
-                channel.ready = (sharded ? connection.async().ssubscribe(name) : connection.async().subscribe(name))
-                        .toCompletableFuture();
+                channel.ready = commands.subscribe(name);
             }
             channel.references++;
         }
@@ -101,7 +128,7 @@ public final class UnlockChannels {
             channels.remove(channel.name);
             // Sent under the lock so that a SUBSCRIBE for a new waiter of the same name is
             // written after it on the one connection, not undone by it.
-            (sharded ? connection.async().sunsubscribe(channel.name) : connection.async().unsubscribe(channel.name))
+            commands.unsubscribe(channel.name)
                     .whenComplete((ignored, error) -> {
                         if (error != null) {
                             // Costs stray messages (and a waiter count too high) until reconnect.
@@ -120,7 +147,7 @@ public final class UnlockChannels {
         if (sharded) {
             synchronized (channels) {
                 for (String name : channels.keySet()) {
-                    connection.async().ssubscribe(name);
+                    commands.subscribe(name);
                 }
             }
         }
@@ -134,7 +161,7 @@ public final class UnlockChannels {
         }
     }
 
-    private void onMessage(String name, String message) {
+    void onMessage(String name, String message) {
         Channel channel;
         synchronized (channels) {
             channel = channels.get(name);

@@ -1,6 +1,5 @@
 package io.relock.internal;
 
-import io.lettuce.core.ScriptOutputType;
 import io.netty.util.Timer;
 import io.relock.HeldLock;
 import io.relock.RelockException;
@@ -39,7 +38,7 @@ final class Watchdog {
     private record HoldKey(String key, String field) {}
 
     private final Map<HoldKey, Hold> holds = new ConcurrentHashMap<>();
-    private final RedisGateway gateway;
+    private final RenewalGateway gateway;
     private final Timer timer;
     private final LongSupplier nanoTime;
     private final long leaseMillis;
@@ -57,7 +56,7 @@ final class Watchdog {
      * @param observers told of every tick's outcome
      * @param everyTick run at every tick before the renewals (the client registry's refresh)
      */
-    Watchdog(RedisGateway gateway, Timer timer, LongSupplier nanoTime, long leaseMillis,
+    Watchdog(RenewalGateway gateway, Timer timer, LongSupplier nanoTime, long leaseMillis,
             BiConsumer<Hold, Throwable> onLost, Observers observers, Runnable everyTick) {
         this.gateway = gateway;
         this.timer = timer;
@@ -97,7 +96,7 @@ final class Watchdog {
      * Records an acquire that left the owner with {@code count} holds; {@code requestedLease} is
      * {@link Args#WATCHDOG_LEASE} for renewal.
      */
-    void acquired(LockEngine lock, long owner, String field, long requestedLease, int count, String ownerThreadName) {
+    Hold acquired(WatchedLock lock, long owner, String field, long requestedLease, int count, String ownerThreadName) {
         boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
         long lease = leaseFor(requestedLease);
         Hold hold = holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {
@@ -108,10 +107,16 @@ final class Watchdog {
             return new Hold(lock, owner, field, lease, watchdog, ownerThreadName, nanoTime.getAsLong());
         });
         hold.count = count;
+        return hold;
     }
 
-    Hold get(LockEngine lock, long owner) {
+    Hold get(AcquirableLock lock, long owner) {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
+    }
+
+    /** Whether {@code hold} is still the one recorded for its lock and owner (not forgotten, not replaced). */
+    private boolean isCurrent(Hold hold) {
+        return holds.get(new HoldKey(hold.lock.key(), hold.field)) == hold;
     }
 
     void forget(Hold hold) {
@@ -213,7 +218,7 @@ final class Watchdog {
         long epoch = gateway.connectionEpoch();
         CompletableFuture<List<Object>> reply;
         try {
-            reply = gateway.eval(script, ScriptOutputType.MULTI, keys, args);
+            reply = gateway.renew(script, keys, args);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -222,7 +227,7 @@ final class Watchdog {
             for (int i = 0; i < keys.length; i++) {
                 Hold hold = batch.get(i);
                 if (((Number) renewed.get(i)).longValue() != 1) {
-                    if (hold.releasing.get() == 0 && get(hold.lock, hold.owner) == hold) {
+                    if (hold.releasing.get() == 0 && isCurrent(hold)) {
                         markLost(hold, null, tally);
                     }
                 } else if (confirmation.confirmed()) {

@@ -2,14 +2,9 @@ package io.relock.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.util.Timeout;
-import io.netty.util.Timer;
-import io.netty.util.TimerTask;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -22,76 +17,6 @@ import org.junit.jupiter.api.Test;
  * threads, checking that no wake-up is lost or doubled.
  */
 class ParkingTest {
-
-    /** A timer that only runs what the test tells it to. */
-    static final class ManualTimer implements Timer {
-
-        final List<ManualTimeout> pending = new ArrayList<>();
-
-        @Override
-        public synchronized Timeout newTimeout(TimerTask task, long delay, TimeUnit unit) {
-            ManualTimeout timeout = new ManualTimeout(this, task);
-            pending.add(timeout);
-            return timeout;
-        }
-
-        @Override
-        public Set<Timeout> stop() {
-            return Set.of();
-        }
-
-        /** Runs every timeout not cancelled, as if their time had come. */
-        void elapse() throws Exception {
-            List<ManualTimeout> due;
-            synchronized (this) {
-                due = new ArrayList<>(pending);
-                pending.clear();
-            }
-            for (ManualTimeout timeout : due) {
-                if (!timeout.isCancelled()) {
-                    timeout.task().run(timeout);
-                }
-            }
-        }
-    }
-
-    static final class ManualTimeout implements Timeout {
-
-        private final Timer timer;
-        private final TimerTask task;
-        private volatile boolean cancelled;
-
-        ManualTimeout(Timer timer, TimerTask task) {
-            this.timer = timer;
-            this.task = task;
-        }
-
-        @Override
-        public Timer timer() {
-            return timer;
-        }
-
-        @Override
-        public TimerTask task() {
-            return task;
-        }
-
-        @Override
-        public boolean isExpired() {
-            return false;
-        }
-
-        @Override
-        public boolean isCancelled() {
-            return cancelled;
-        }
-
-        @Override
-        public boolean cancel() {
-            cancelled = true;
-            return true;
-        }
-    }
 
     @Test
     void aMessageWakesTheLongestParkedWaiterOnly() {
@@ -168,7 +93,7 @@ class ParkingTest {
         AtomicInteger woken = new AtomicInteger();
         parking.park(woken::incrementAndGet, 1000, parking.messages());
         parking.signal(false);
-        assertThat(timer.pending).allMatch(ManualTimeout::isCancelled);
+        assertThat(timer.pending).allMatch(ManualTimer.ManualTimeout::isCancelled);
         timer.elapse();
         assertThat(woken).hasValue(1);
     }

@@ -1,0 +1,20 @@
+package io.relock.internal;
+
+/**
+ * What a {@link Hold} needs of its lock to be renewed and reported: the engine in production,
+ * a plain stub in the watchdog's unit tests (which have no client runtime to build an engine on).
+ */
+interface WatchedLock {
+
+    /** The lock's name, as listeners and {@link io.relock.HeldLock} give it. */
+    String getName();
+
+    /** The Redis key: a hold is known by its key and owner field. */
+    String key();
+
+    /** The lock type's name (see {@link LockDriver#type()}). */
+    String type();
+
+    /** The script that renews this lock type's holds. */
+    Script renewScript();
+}
