@@ -317,30 +317,39 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         int held = hold != null ? hold.count : 0;
         return releaseConfirmed(new Request(field, lease, held, runtime.gateway().budget(), false))
                 .handle((outcome, error) -> {
-            if (hold != null) {
-                hold.releasing.decrementAndGet();
+                    try {
+                        return settleRelease(hold, field, held, outcome, error);
+                    } finally {
+                        // Only once the hold is forgotten: a renewal that finds the key gone
+                        // in between must not report the released hold as lost.
+                        if (hold != null) {
+                            hold.releasing.decrementAndGet();
+                        }
+                    }
+                });
+    }
+
+    private Void settleRelease(Hold hold, String field, int held, Long outcome, Throwable error) {
+        if (error != null) {
+            throw Exceptions.translate(describe("unlock"), error);
+        }
+        if (outcome == null) {
+            if (hold == null) {
+                throw Exceptions.notHeld(getName(), field);
             }
-            if (error != null) {
-                throw Exceptions.translate(describe("unlock"), error);
-            }
-            if (outcome == null) {
-                if (hold == null) {
-                    throw Exceptions.notHeld(getName(), field);
-                }
+            runtime.watchdog().forget(hold);
+            released(hold, ReleaseEvent.Outcome.LOST);
+            throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
+        }
+        if (hold != null) {
+            if (outcome == 1) {
                 runtime.watchdog().forget(hold);
-                released(hold, ReleaseEvent.Outcome.LOST);
-                throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
+                released(hold, ReleaseEvent.Outcome.RELEASED);
+            } else {
+                hold.count = held - 1;
             }
-            if (hold != null) {
-                if (outcome == 1) {
-                    runtime.watchdog().forget(hold);
-                    released(hold, ReleaseEvent.Outcome.RELEASED);
-                } else {
-                    hold.count = held - 1;
-                }
-            }
-            return null;
-        });
+        }
+        return null;
     }
 
     /**

@@ -216,7 +216,7 @@ class WatchdogModelTest {
             releaseInFlight.set(new Release(hold, count, outcome));
         }
 
-        /** The release's reply is handled in {@link LockEngine#release}'s order: end the mark, then forget a hold that is gone. */
+        /** The release's reply is handled in {@link LockEngine#release}'s order: forget a hold that is gone, then end the mark. */
         @Operation
         public void releaseReplied() {
             Release release = releaseInFlight.get();
@@ -224,13 +224,13 @@ class WatchdogModelTest {
                 return;
             }
             Hold hold = release.hold();
-            hold.releasing.decrementAndGet();
             if (release.outcome() == null || release.outcome() == 1) {
                 watchdog.forget(hold);
                 current = null;
             } else {
                 hold.count = release.countBefore() - 1;
             }
+            hold.releasing.decrementAndGet();
             releaseInFlight.set(null);
         }
 
