@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.testkit.Eventually;
-import io.relock.testkit.ClusterExtension;
 import io.relock.testkit.ClusterTopology;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;
@@ -30,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ClusterLockTest {
 
     @RegisterExtension
-    static final ClusterExtension cluster = ClusterExtension.perClass();
+    static final SharedTopology<ClusterTopology> cluster = SharedTopology.cluster();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
 
@@ -42,8 +41,8 @@ class ClusterLockTest {
     private Clients clients;
 
     @BeforeEach
-    void connect(ClusterTopology topology) {
-        this.topology = topology;
+    void connect() {
+        this.topology = cluster.topology();
         this.backend = Backend.cluster(topology);
         this.clients = new Clients(backend);
     }

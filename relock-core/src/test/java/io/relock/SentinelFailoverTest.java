@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisServer;
-import io.relock.testkit.SentinelExtension;
 import io.relock.testkit.SentinelTopology;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
@@ -25,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SentinelFailoverTest {
 
     @RegisterExtension
-    static final SentinelExtension sentinel = SentinelExtension.perClass();
+    static final SharedTopology<SentinelTopology> sentinel = SharedTopology.sentinel();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
 
@@ -39,8 +38,8 @@ class SentinelFailoverTest {
     private Clients clients;
 
     @BeforeEach
-    void connect(SentinelTopology topology) {
-        this.topology = topology;
+    void connect() {
+        this.topology = sentinel.topology();
         this.clients = new Clients(Backend.sentinel(topology));
     }
 
@@ -185,19 +184,26 @@ class SentinelFailoverTest {
         for (RedisServer node : topology.dataNodes()) {
             node.command("ACL", "SETUSER", "app", "on", ">app-secret", "~*", "&*", "+@all");
         }
-        String[] sentinels = topology.sentinelUris().toArray(String[]::new);
-        try (Relock relock = Relock.create(RelockConfig.builder().sentinel(topology.masterName(), sentinels)
-                .credentials("app", "app-secret".toCharArray()).build())) {
-            DistributedLock lock = relock.getLock("with-credentials");
-            assertThat(lock.tryLock()).isTrue();
-            assertThat(topology.master().command("CLIENT", "LIST").toString().lines()
-                    .filter(line -> line.contains("name=relock:" + relock.clientId())))
-                    .isNotEmpty().allSatisfy(line -> assertThat(line).contains("user=app"));
-            lock.unlock();
+        try {
+            String[] sentinels = topology.sentinelUris().toArray(String[]::new);
+            try (Relock relock = Relock.create(RelockConfig.builder().sentinel(topology.masterName(), sentinels)
+                    .credentials("app", "app-secret".toCharArray()).build())) {
+                DistributedLock lock = relock.getLock("with-credentials");
+                assertThat(lock.tryLock()).isTrue();
+                assertThat(topology.master().command("CLIENT", "LIST").toString().lines()
+                        .filter(line -> line.contains("name=relock:" + relock.clientId())))
+                        .isNotEmpty().allSatisfy(line -> assertThat(line).contains("user=app"));
+                lock.unlock();
+            }
+            assertThatThrownBy(() -> Relock.create(RelockConfig.builder().sentinel(topology.masterName(), sentinels)
+                    .credentials("app", "not-it".toCharArray()).build()))
+                    .isInstanceOf(RelockConnectionException.class)
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("not-it"));
+        } finally {
+            // The topology is shared: the next class gets it without this user, as a fresh one.
+            for (RedisServer node : topology.dataNodes()) {
+                node.command("ACL", "DELUSER", "app");
+            }
         }
-        assertThatThrownBy(() -> Relock.create(RelockConfig.builder().sentinel(topology.masterName(), sentinels)
-                .credentials("app", "not-it".toCharArray()).build()))
-                .isInstanceOf(RelockConnectionException.class)
-                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("not-it"));
     }
 }
