@@ -18,8 +18,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,26 +27,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * reported as lost however late the unlock comes, and a server that may evict lock keys is
  * called out at {@code create}.
  */
-class TrustTest {
+class TrustTest extends SingleServerTest {
 
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perTest();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
-
-    private RedisServer server;
-    private Clients clients;
-
-    @BeforeEach
-    void startClients(RedisServer server) {
-        this.server = server;
-        this.clients = new Clients(server);
-    }
-
-    @AfterEach
-    void closeClients() {
-        clients.close();
-    }
 
     @Test
     void aFairLockIsFreeWhileTheLockNamedWithItsHashTagHasAWaiter() throws Exception {
