@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.testkit.Eventually;
-import io.relock.testkit.ClusterExtension;
 import io.relock.testkit.ClusterTopology;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;
@@ -14,8 +13,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ClusterLockTest {
 
     @RegisterExtension
-    static final ClusterExtension cluster = ClusterExtension.perClass();
+    static final SharedTopology<ClusterTopology> cluster = SharedTopology.cluster();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
 
@@ -42,8 +43,8 @@ class ClusterLockTest {
     private Clients clients;
 
     @BeforeEach
-    void connect(ClusterTopology topology) {
-        this.topology = topology;
+    void connect() {
+        this.topology = cluster.topology();
         this.backend = Backend.cluster(topology);
         this.clients = new Clients(backend);
     }
@@ -54,8 +55,15 @@ class ClusterLockTest {
     }
 
     @Test
-    void aThousandLocksOverAllSlotsAreHeldRenewedSlotBySlotAndReleased() {
+    void aThousandLocksOverAllSlotsAreHeldRenewedSlotBySlotAndReleased() throws Exception {
         Relock relock = clients.create(Clients.SHORT_WATCHDOG);
+        BlockingQueue<WatchdogTickEvent> ticks = new LinkedBlockingQueue<>();
+        relock.addObserver(new LockObserver() {
+            @Override
+            public void onWatchdogTick(WatchdogTickEvent tick) {
+                ticks.add(tick);
+            }
+        });
         List<DistributedLock> locks = new ArrayList<>();
         Set<Integer> slots = new HashSet<>();
         for (int i = 0; i < 1000; i++) {
@@ -68,8 +76,14 @@ class ClusterLockTest {
         for (RedisServer master : topology.masters()) {
             assertThat((Long) master.command("DBSIZE")).as("locks on " + master).isGreaterThan(200L);
         }
-        // Two leases: only renewals, one script call per slot, keep the locks.
-        WallClock.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(2));
+        // A tick that began after the last acquire renews every lock, one script call per slot:
+        // ticks report once done, and the next one begins after that.
+        ticks.clear();
+        assertThat(ticks.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("a tick").isNotNull();
+        WatchdogTickEvent tick = ticks.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(tick).as("a tick begun after the last acquire").isNotNull();
+        assertThat(tick.renewed()).as("renewed").isEqualTo(1000);
+        assertThat(tick.failed() + tick.lost()).as("failed or lost").isZero();
         assertThat(locks).allSatisfy(lock -> assertThat(lock.isHeldByCurrentThread()).isTrue());
         assertThat(backend.dbSize()).isEqualTo(1000L);
         assertThat(locks).allSatisfy(lock -> assertThat(lock.remainTimeToLive()).isPositive());

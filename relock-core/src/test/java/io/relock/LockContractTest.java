@@ -403,12 +403,40 @@ abstract class LockContractTest {
 
     @Test
     void leaseOfMinusOneMeansTheWatchdogRenews() throws Exception {
-        DistributedLock lock = newLock(clients.create(Clients.SHORT_WATCHDOG), "watched");
+        long lease = Clients.SHORT_WATCHDOG.toMillis();
+        Relock client = clients.create(Clients.SHORT_WATCHDOG);
+        Renewals renewals = new Renewals();
+        client.addObserver(renewals);
+        DistributedLock lock = newLock(client, "watched");
         assertThat(lock.tryLock(0, -1, TimeUnit.MILLISECONDS)).isTrue();
-        WallClock.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(3));
+        long acquired = System.nanoTime();
+        assertThat(lock.remainTimeToLive()).as("the initial lease is the watchdog timeout").isBetween(1L, lease);
+        // Unrenewed, the lease ends at most `lease` ms after the acquire returned: its time to live
+        // stays at or below `lease` minus the time since (read first, so it is not overstated).
+        Eventually.await(PROMPTLY, "the lease of '" + lock.getName() + "' extended past its initial end", () -> {
+            long since = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquired);
+            return lock.remainTimeToLive() > Math.max(0, lease - since);
+        });
+        assertThat(renewals.first.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS).renewed())
+                .as("holds the client's watchdog renewed in one tick").isPositive();
+        assertThat(renewals.lost).as("holds the watchdog lost").hasValue(0);
         assertThat(lock.isHeldByCurrentThread()).isTrue();
-        assertThat(lock.remainTimeToLive()).isPositive();
         lock.unlock();
+    }
+
+    /** The first watchdog tick of a client that renewed something, and the holds its ticks lost. */
+    private static final class Renewals implements LockObserver {
+
+        final CompletableFuture<WatchdogTickEvent> first = new CompletableFuture<>();
+        final AtomicInteger lost = new AtomicInteger();
+
+        @Override
+        public void onWatchdogTick(WatchdogTickEvent tick) {
+            lost.addAndGet(tick.lost());
+            if (tick.renewed() > 0) {
+                first.complete(tick);
+            }
+        }
     }
 
     @Test

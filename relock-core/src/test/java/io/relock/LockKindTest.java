@@ -5,12 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
-import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -19,26 +16,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@link Relock#forceUnlock(String)} removes a lock with its own type's release, so that its
  * waiters are woken at once rather than at the end of the holder's lease.
  */
-class LockKindTest {
+class LockKindTest extends SingleServerTest {
 
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perTest();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
-
-    private RedisServer server;
-    private Clients clients;
-
-    @BeforeEach
-    void startClients(RedisServer server) {
-        this.server = server;
-        this.clients = new Clients(server);
-    }
-
-    @AfterEach
-    void closeClients() {
-        clients.close();
-    }
 
     @Test
     void eachLockTypeIsToldFromItsData() {

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.relock.testkit.ChildJvm;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
-import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -15,8 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -25,26 +22,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and the registry entry that lets {@link Relock#getLockInfo(String)} name a holder's host and
  * process.
  */
-class ObservabilityTest {
+class ObservabilityTest extends SingleServerTest {
 
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perTest();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
-
-    private RedisServer server;
-    private Clients clients;
-
-    @BeforeEach
-    void startClients(RedisServer server) {
-        this.server = server;
-        this.clients = new Clients(server);
-    }
-
-    @AfterEach
-    void closeClients() {
-        clients.close();
-    }
 
     /** Every event as one line, in the order the observer saw them. */
     static final class Recorder implements LockObserver {

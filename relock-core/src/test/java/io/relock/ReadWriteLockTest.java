@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.ChildJvm;
 import io.relock.testkit.RedisExtension;
-import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,8 +13,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.redisson.Redisson;
@@ -24,26 +21,12 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /** Readers share, writers exclude; downgrade, refused upgrade, crashed readers, wake-ups, Redisson. */
-class ReadWriteLockTest {
+class ReadWriteLockTest extends SingleServerTest {
 
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perClass();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
-
-    private RedisServer server;
-    private Clients clients;
-
-    @BeforeEach
-    void start(RedisServer server) {
-        this.server = server;
-        this.clients = new Clients(server);
-    }
-
-    @AfterEach
-    void stop() {
-        clients.close();
-    }
 
     @Test
     void readersShareAndNoWriterOverlapsAnyone() throws Exception {

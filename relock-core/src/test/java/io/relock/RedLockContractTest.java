@@ -1,5 +1,7 @@
 package io.relock;
 
+import java.time.Duration;
+
 /**
  * The contract suite on {@link Relock#getRedLock}, with three members from three clients. They
  * share one server here (under different names), which exercises the protocol; independent
@@ -9,8 +11,11 @@ class RedLockContractTest extends LockContractTest {
 
     @Override
     protected DistributedLock newLock(Relock client, String name) {
-        return client.getRedLock(client.getLock(name + ":1"), clients.create().getLock(name + ":2"),
-                clients.create().getLock(name + ":3"));
+        // Every member's client has the given one's watchdog timeout: a lease of -1 is then the
+        // same lease on every member, and the watchdog test sees each of them renewed.
+        Duration watchdog = client.config().watchdogTimeout();
+        return client.getRedLock(client.getLock(name + ":1"), clients.create(watchdog).getLock(name + ":2"),
+                clients.create(watchdog).getLock(name + ":3"));
     }
 
     /** RedLock waits by retrying rounds after random pauses, not by subscribing. */

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
-import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,7 +25,7 @@ import org.redisson.config.Config;
  * Relock and Redisson on the same lock names exclude each other and wake each other's waiters,
  * so a fleet can move from one to the other a service at a time.
  */
-class RedissonCompatibilityTest {
+class RedissonCompatibilityTest extends SingleServerTest {
 
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perClass();
@@ -36,13 +35,11 @@ class RedissonCompatibilityTest {
     // other library's unlock message, not by the lease running out.
     private static final Duration LEASE = Duration.ofSeconds(30);
 
-    private Clients clients;
     private RedissonClient redisson;
     private Relock relock;
 
     @BeforeEach
-    void start(RedisServer server) {
-        clients = new Clients(server);
+    void start() {
         relock = clients.create(LEASE);
         Config config = new Config();
         config.setLockWatchdogTimeout(LEASE.toMillis());
@@ -54,7 +51,6 @@ class RedissonCompatibilityTest {
     @AfterEach
     void stop() {
         redisson.shutdown();
-        clients.close();
     }
 
     @Test

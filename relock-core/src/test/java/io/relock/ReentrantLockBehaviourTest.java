@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.ChildJvm;
 import io.relock.testkit.RedisExtension;
-import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -14,32 +13,16 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The reentrant lock under leases, the watchdog, crashes, restarts and outages. */
-class ReentrantLockBehaviourTest {
+class ReentrantLockBehaviourTest extends SingleServerTest {
 
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perTest();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
-
-    private RedisServer server;
-    private Clients clients;
-
-    @BeforeEach
-    void startClients(RedisServer server) {
-        this.server = server;
-        this.clients = new Clients(server);
-    }
-
-    @AfterEach
-    void closeClients() {
-        clients.close();
-    }
 
     private static String field(Relock relock) {
         return relock.clientId() + ":" + Thread.currentThread().getId();

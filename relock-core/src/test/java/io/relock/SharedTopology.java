@@ -10,7 +10,8 @@ import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
 
 /**
  * One Sentinel topology and one cluster for the whole test JVM, shared by every class that
- * registers this extension (the contract matrix), since each takes seconds to start. The
+ * registers this extension (the contract matrix, the failover tests), since each takes seconds
+ * to start. The
  * topology starts before the first test that needs it and lives in JUnit's root store, which
  * closes it (an {@link AutoCloseable}) when the whole run ends. Before each test it is
  * restored (faults repaired, all healthy) and emptied, so the tests that share it see what a

@@ -18,8 +18,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,26 +27,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * reported as lost however late the unlock comes, and a server that may evict lock keys is
  * called out at {@code create}.
  */
-class TrustTest {
+class TrustTest extends SingleServerTest {
 
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perTest();
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
-
-    private RedisServer server;
-    private Clients clients;
-
-    @BeforeEach
-    void startClients(RedisServer server) {
-        this.server = server;
-        this.clients = new Clients(server);
-    }
-
-    @AfterEach
-    void closeClients() {
-        clients.close();
-    }
 
     @Test
     void aFairLockIsFreeWhileTheLockNamedWithItsHashTagHasAWaiter() throws Exception {
@@ -173,16 +157,30 @@ class TrustTest {
 
     @Test
     void anUnlockLongAfterTheHoldWasLostStillSaysLost() throws Exception {
-        Relock relock = clients.create(Clients.SHORT_WATCHDOG);
+        // Nothing stays held here that a late tick could lose: a quick watchdog only lets the
+        // timeouts below pass sooner.
+        Duration watchdog = Duration.ofMillis(300);
+        Relock relock = clients.create(watchdog);
         BlockingQueue<LockLostEvent> lost = new LinkedBlockingQueue<>();
         relock.addLockListener(lost::add);
+        BlockingQueue<WatchdogTickEvent> ticks = new LinkedBlockingQueue<>();
+        relock.addObserver(new LockObserver() {
+            @Override
+            public void onWatchdogTick(WatchdogTickEvent tick) {
+                ticks.add(tick);
+            }
+        });
         DistributedLock lock = relock.getLock("gone");
         lock.lock();
         server.command("DEL", "gone");
         assertThat(lost.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isNotNull();
 
-        // Several watchdog timeouts: a lost hold is kept until its owner unlocks.
-        WallClock.letTimePass(Clients.SHORT_WATCHDOG.multipliedBy(3));
+        // Several watchdog timeouts: a lost hold is kept until its owner unlocks. Then a tick
+        // that began after them: ticks report once done, and the next one begins after that.
+        WallClock.letTimePass(watchdog.multipliedBy(3));
+        ticks.clear();
+        assertThat(ticks.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("a tick").isNotNull();
+        assertThat(ticks.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("a tick begun after").isNotNull();
 
         assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class)
                 .hasMessageContaining("lost");

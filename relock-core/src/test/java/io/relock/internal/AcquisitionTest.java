@@ -56,6 +56,8 @@ class AcquisitionTest {
     static final class GatedDriver extends ReentrantDriver {
 
         final List<CompletableFuture<Void>> gates = new ArrayList<>();
+        /** Each acquire's reply from Redis, before its gate: done once its script has run. */
+        final List<CompletableFuture<Attempt>> replies = new ArrayList<>();
         final List<Throwable> injectedFailures = new ArrayList<>();
         /** Whether hold-count reads wait at a gate too (the test's own reads never do). */
         volatile boolean gateCounts;
@@ -78,6 +80,14 @@ class AcquisitionTest {
             return gates.size();
         }
 
+        synchronized CompletableFuture<Attempt> reply(int acquire) {
+            return replies.get(acquire);
+        }
+
+        private synchronized void replied(CompletableFuture<Attempt> reply) {
+            replies.add(reply);
+        }
+
         /** The next acquire runs on Redis but its caller sees {@code failure} instead of the reply. */
         synchronized void failNextAcquireWith(Throwable failure) {
             injectedFailures.add(failure);
@@ -91,7 +101,9 @@ class AcquisitionTest {
         public CompletableFuture<Attempt> acquire(LockDriver.Request request) {
             CompletableFuture<Void> gate = nextGate();
             Throwable failure = takeFailure();
-            return super.acquire(request).thenCombine(gate, (attempt, open) -> {
+            CompletableFuture<Attempt> reply = super.acquire(request);
+            replied(reply);
+            return reply.thenCombine(gate, (attempt, open) -> {
                 if (failure != null) {
                     throw new java.util.concurrent.CompletionException(failure);
                 }
@@ -212,9 +224,11 @@ class AcquisitionTest {
         driver[0].gate(0).complete(null);
         awaitGates(driver[0], 2);
         assertThat(runtime.subscribedChannels()).isZero();
+        // The second attempt runs on Redis before the unlock (only its reply waits at the gate):
+        // busy, so the waiter pauses on its timer and tries a third time, without a subscription.
+        assertThat(driver[0].reply(1).get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS).acquired()).as("busy")
+                .isFalse();
         holder.unlock();
-        // The second attempt ran before the unlock (its reply only waited at the gate): busy,
-        // so the waiter pauses on its timer and tries a third time, without a subscription.
         driver[0].gate(1).complete(null);
         awaitGates(driver[0], 3);
         assertThat(acquisition.state()).isEqualTo(State.ATTEMPTING);
