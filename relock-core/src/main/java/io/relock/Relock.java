@@ -197,7 +197,8 @@ public final class Relock implements AutoCloseable {
      * lease left after the time spent and a clock-drift allowance is positive; otherwise every
      * member is released again, including those whose reply came late. Members are asked at the
      * same time. {@code tryLock} returns {@code false} when other owners hold a majority, and
-     * throws {@link RelockException} when too few masters answer. {@code unlock()} throws
+     * throws {@link RelockException} when too few masters answer within the command timeout (a
+     * slow master is given that long, whatever the wait). {@code unlock()} throws
      * {@link IllegalMonitorStateException} when fewer than a majority still held it. Each
      * member's client renews its own member and reports its loss to its {@link LockListener}s;
      * when so many members are lost that no majority is left, this client's listeners are told

@@ -140,10 +140,10 @@ public final class RedLock extends CompositeLock {
         void nextRound() {
             Round round = new Round(owner, leaseMillis);
             current = round;
-            long commandTimeout = members.get(0).runtime.config().commandTimeout().toMillis();
-            long left = TimeUnit.NANOSECONDS.toMillis(waitNanos - (clock() - startNanos));
-            // A node that does not answer costs at most this much per round.
-            long nodeTimeout = waitNanos == 0 ? commandTimeout : Math.min(commandTimeout, Math.max(50, left));
+            // A node that does not answer costs at most this much per round. It gets the whole
+            // command timeout, whatever the wait left: a node only slower than a short wait (a
+            // loaded machine) is not down, and a round decided without it would report trouble.
+            long nodeTimeout = members.get(0).runtime.config().commandTimeout().toMillis();
             for (LockEngine member : members) {
                 member.acquireAsync(owner, 0, leaseMillis)
                         .whenComplete((attempt, error) -> round.answered(member, attempt, error));
