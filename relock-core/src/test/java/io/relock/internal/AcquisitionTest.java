@@ -84,8 +84,10 @@ class AcquisitionTest {
             return replies.get(acquire);
         }
 
-        private synchronized void replied(CompletableFuture<Attempt> reply) {
+        /** Records an acquire's reply and its gate together, so a test that sees the gate finds the reply. */
+        private synchronized CompletableFuture<Void> gateFor(CompletableFuture<Attempt> reply) {
             replies.add(reply);
+            return nextGate();
         }
 
         /** The next acquire runs on Redis but its caller sees {@code failure} instead of the reply. */
@@ -99,10 +101,9 @@ class AcquisitionTest {
 
         @Override
         public CompletableFuture<Attempt> acquire(LockDriver.Request request) {
-            CompletableFuture<Void> gate = nextGate();
             Throwable failure = takeFailure();
             CompletableFuture<Attempt> reply = super.acquire(request);
-            replied(reply);
+            CompletableFuture<Void> gate = gateFor(reply);
             return reply.thenCombine(gate, (attempt, open) -> {
                 if (failure != null) {
                     throw new java.util.concurrent.CompletionException(failure);
