@@ -115,6 +115,7 @@ final class Acquisition {
     /** One try; {@code repeat} when an earlier try's effect may stand (its outcome was never seen). */
     private void attempt(int before, boolean repeat) {
         if (cancelled) {
+            passOnWakeUp();
             finish(Attempt.NOT_ACQUIRED, null);
             return;
         }
@@ -148,6 +149,7 @@ final class Acquisition {
 
     private void onReply(int before, long epoch, long seen, Attempt attempt, Throwable error) {
         if (error != null) {
+            passOnWakeUp();
             RuntimeException failure = Exceptions.translate(lock.describe("acquire"), error);
             if (Exceptions.outcomeUnknown(error)) {
                 // The gateway gave up retrying: undone before the caller hears of it.
@@ -296,7 +298,20 @@ final class Acquisition {
         // report a plain "not acquired" to a lock() that has no such answer.
         abortCause = failure;
         cancel();
+        passOnWakeUp();
         finish(null, failure);
+    }
+
+    /**
+     * Called where this waiter ends without an attempt that answered "busy" after its last
+     * wake-up: that wake-up may have been a release meant for some waiter of this client, and
+     * must not end here (the others would sleep until the holder's TTL).
+     */
+    private void passOnWakeUp() {
+        UnlockChannels.Channel subscribed = subscription.get();
+        if (subscribed != null) {
+            subscribed.passOn();
+        }
     }
 
     private void finish(Attempt outcome, RuntimeException error) {

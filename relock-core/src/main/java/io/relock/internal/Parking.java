@@ -3,22 +3,37 @@ package io.relock.internal;
 import io.netty.util.Timer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The waiters parked on one unlock channel. An unlock message wakes the longest parked waiter
- * (a read-unlock, or a reconnect, wakes all of them). Messages are counted: a waiter notes the
- * count before its attempt, and parks only if no message came since; otherwise it tries again
- * at once. So a release announced between a waiter's failed attempt and its park is never lost,
- * whatever kind of message it was and however many waiters were between the two. Every wake-up
- * is only a hint to try again.
+ * The waiters parked on one unlock channel. An unlock message wakes the longest parked waiter;
+ * a read-unlock, or a reconnect, wakes all of them. Every wake-up is only a hint to try again.
+ *
+ * <p>A waiter notes the message count before its attempt and passes it to {@link #park}, so a
+ * release announced between its failed attempt and its park is not slept through:
+ * <ul>
+ *   <li>an unlock message that found nobody parked is kept, and the first waiter to park that
+ *       had not seen it takes it and tries again at once; the others park. One release lets one
+ *       owner in, so one waiter of this client retrying for it is enough, and the herd of every
+ *       waiter in flight retrying in vain is avoided;
+ *   <li>a read-unlock lets every reader in, so every waiter that had not seen it tries again.
+ * </ul>
+ * A waiter that took a wake-up and ends without trying for it hands it on ({@link #signal}), so
+ * the last release before a park always sends someone of this client back to Redis.
  */
 final class Parking {
 
+    /** Unlock messages kept for waiters in flight; past this the oldest are dropped (see {@link #signal}). */
+    static final int KEPT_MESSAGES = 64;
+
     private final Timer timer;
     private final ArrayDeque<UnlockChannels.Waiter> parked = new ArrayDeque<>();
+    /** Numbers of unlock messages that woke nobody, oldest first; guarded by this. */
+    private final ArrayDeque<Long> unclaimed = new ArrayDeque<>();
     private long messages; // guarded by this
+    private long lastWakeAll; // guarded by this
 
     Parking(Timer timer) {
         this.timer = timer;
@@ -30,14 +45,15 @@ final class Parking {
     }
 
     /**
-     * Runs {@code wakeUp} once: at once if a message came since the count {@code seen}, else at
-     * the next message that picks this waiter or after {@code timeoutMillis}, whichever is first.
+     * Runs {@code wakeUp} once: at once if a message came since the count {@code seen} that this
+     * waiter may take (any read-unlock, or an unlock nobody else took), else at the next message
+     * that picks this waiter or after {@code timeoutMillis}, whichever is first.
      */
     UnlockChannels.Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
         UnlockChannels.Waiter waiter = new UnlockChannels.Waiter(this, wakeUp);
         boolean runNow;
         synchronized (this) {
-            runNow = messages != seen;
+            runNow = lastWakeAll > seen || claim(seen);
             if (!runNow) {
                 parked.addLast(waiter);
             }
@@ -52,16 +68,40 @@ final class Parking {
         return waiter;
     }
 
-    /** A message: wakes the longest parked waiter, or every one when {@code all}. Returns how many. */
+    /** Takes the oldest kept unlock message that came after {@code seen}; guarded by this. */
+    private boolean claim(long seen) {
+        Iterator<Long> kept = unclaimed.iterator();
+        while (kept.hasNext()) {
+            if (kept.next() > seen) {
+                kept.remove();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A message: wakes the longest parked waiter, or every one when {@code all}. An unlock that
+     * wakes nobody is kept for a waiter in flight. Returns how many were woken.
+     */
     int signal(boolean all) {
         List<UnlockChannels.Waiter> woken = new ArrayList<>();
         synchronized (this) {
             messages++;
             if (all) {
+                lastWakeAll = messages;
+                unclaimed.clear();
                 woken.addAll(parked);
                 parked.clear();
             } else if (!parked.isEmpty()) {
                 woken.add(parked.pollFirst());
+            } else {
+                unclaimed.addLast(messages);
+                // The newest are kept: the last release before a park is the one that matters,
+                // and it is newer than anything the parking waiter saw.
+                if (unclaimed.size() > KEPT_MESSAGES) {
+                    unclaimed.pollFirst();
+                }
             }
         }
         woken.forEach(UnlockChannels.Waiter::fire);

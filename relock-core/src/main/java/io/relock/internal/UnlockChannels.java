@@ -22,11 +22,12 @@ import org.slf4j.LoggerFactory;
  * the last one leaves.
  *
  * <p>A waiter parks a callback with a timeout; an unlock message runs one parked callback (a
- * read-unlock message runs all of them). Messages are counted per channel, and a waiter that
- * parks after a message it did not see runs at once (see {@link Parking}), so a release between
- * a failed attempt and the next park is not lost. Every wake-up is only a hint: the callback
- * tries to acquire again. After the connection comes back every parked callback runs, since
- * messages may have been missed while it was down.
+ * read-unlock message runs all of them). Messages are counted per channel, and a release between
+ * a waiter's failed attempt and its park is not lost: an unlock message that found nobody parked
+ * sends the first waiter to park that missed it straight back, a read-unlock every such waiter
+ * (see {@link Parking}). Every wake-up is only a hint: the callback tries to acquire again.
+ * After the connection comes back every parked callback runs, since messages may have been
+ * missed while it was down.
  */
 public final class UnlockChannels {
 
@@ -199,8 +200,9 @@ public final class UnlockChannels {
         }
 
         /**
-         * Runs {@code wakeUp} once: at once if a message came since the count {@code seen}, else
-         * at the next unlock message or after {@code timeoutMillis}, whichever is first.
+         * Runs {@code wakeUp} once: at once if a message came since the count {@code seen} that
+         * this waiter may take, else at the next unlock message that picks it or after
+         * {@code timeoutMillis}, whichever is first (see {@link Parking#park}).
          */
         public Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
             return parking.park(wakeUp, timeoutMillis, seen);
@@ -208,6 +210,14 @@ public final class UnlockChannels {
 
         private void signal(boolean all) {
             parking.signal(all);
+        }
+
+        /**
+         * Hands a wake-up on to another waiter of this client, from one that may have taken an
+         * unlock message and ends without trying for it (interrupted, failed, closed).
+         */
+        void passOn() {
+            parking.signal(false);
         }
     }
 

@@ -285,4 +285,35 @@ class AcquisitionTest {
         assertThat(acquisition.state()).isEqualTo(State.DONE);
         assertThat(runtime.subscribedChannels()).isZero();
     }
+    @Test
+    void anInterruptedWaiterHandsItsWakeUpOnToAnotherWaiterOfItsClient() throws Exception {
+        LockKeys keys = LockKeys.of(other, "passed", LockKeys.LOCK_CHANNEL_PREFIX);
+        new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"), WaitPolicy.PUB_SUB).lock();
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "passed");
+        Acquisition first = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        awaitGates(driver[0], 2);
+        driver[0].gate(1).complete(null);
+        awaitState(first, State.PARKED);
+        Acquisition second = lock.start(2, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 3);
+        driver[0].gate(2).complete(null);
+        awaitGates(driver[0], 4);
+        driver[0].gate(3).complete(null);
+        awaitState(second, State.PARKED);
+
+        // The first may have been woken by a release meant for either of them when the interrupt
+        // came; it cannot tell, so the second tries again rather than sleep for the holder's TTL.
+        first.cancel();
+        assertThat(resultOf(first).acquired()).isFalse();
+        awaitGates(driver[0], 5);
+        driver[0].gate(4).complete(null);
+        awaitState(second, State.PARKED);
+        assertThat(driver[0].reply(4).get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS).acquired()).as("still held")
+                .isFalse();
+        second.cancel();
+        assertThat(resultOf(second).acquired()).isFalse();
+    }
 }

@@ -41,6 +41,80 @@ class ParkingTest {
     }
 
     @Test
+    void anUnlockThatWokeNobodySendsOnlyOneOfTheWaitersThatMissedItBack() {
+        Parking parking = new Parking(new ManualTimer());
+        long first = parking.messages();
+        long second = parking.messages();
+        assertThat(parking.signal(false)).as("nobody parked yet").isZero();
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000, first);
+        parking.park(woken::incrementAndGet, 1000, second);
+        assertThat(woken).as("one release lets one owner in: one retry").hasValue(1);
+        assertThat(parking.parked()).isEqualTo(1);
+        parking.signal(false);
+        assertThat(woken).as("the next release wakes the parked one").hasValue(2);
+    }
+
+    @Test
+    void eachUnlockThatWokeNobodySendsOneWaiterBack() {
+        Parking parking = new Parking(new ManualTimer());
+        long seen = parking.messages();
+        parking.signal(false);
+        parking.signal(false);
+        AtomicInteger woken = new AtomicInteger();
+        for (int i = 0; i < 3; i++) {
+            parking.park(woken::incrementAndGet, 1000, seen);
+        }
+        assertThat(woken).hasValue(2);
+        assertThat(parking.parked()).isEqualTo(1);
+    }
+
+    @Test
+    void aKeptUnlockIsOnlyForWaitersThatAttemptedBeforeIt() {
+        Parking parking = new Parking(new ManualTimer());
+        long before = parking.messages();
+        parking.signal(false);
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000, parking.messages());
+        assertThat(woken).as("its attempt came after the release").hasValue(0);
+        parking.park(woken::incrementAndGet, 1000, before);
+        assertThat(woken).as("the waiter that missed it takes it").hasValue(1);
+    }
+
+    @Test
+    void theNewestUnlockIsKeptWhenManyWokeNobody() {
+        Parking parking = new Parking(new ManualTimer());
+        long seen = parking.messages();
+        for (int i = 0; i < Parking.KEPT_MESSAGES + 10; i++) {
+            parking.signal(false);
+        }
+        long beforeLast = parking.messages() - 1;
+        AtomicInteger woken = new AtomicInteger();
+        parking.park(woken::incrementAndGet, 1000, beforeLast);
+        assertThat(woken).as("the last release is kept").hasValue(1);
+        for (int i = 0; i < Parking.KEPT_MESSAGES; i++) {
+            parking.park(woken::incrementAndGet, 1000, seen);
+        }
+        assertThat(woken).as("only " + Parking.KEPT_MESSAGES + " are kept").hasValue(Parking.KEPT_MESSAGES);
+        assertThat(parking.parked()).isEqualTo(1);
+    }
+
+    @Test
+    void aReadUnlockReplacesTheKeptUnlocksForEveryone() {
+        Parking parking = new Parking(new ManualTimer());
+        long seen = parking.messages();
+        parking.signal(false);
+        parking.signal(true);
+        AtomicInteger woken = new AtomicInteger();
+        for (int i = 0; i < 3; i++) {
+            parking.park(woken::incrementAndGet, 1000, seen);
+        }
+        assertThat(woken).hasValue(3);
+        parking.park(woken::incrementAndGet, 1000, parking.messages());
+        assertThat(parking.parked()).as("nothing kept past the read-unlock").isEqualTo(1);
+    }
+
+    @Test
     void aWaiterThatMissedAReadUnlockSinceItsAttemptTriesAgainAtOnce() {
         Parking parking = new Parking(new ManualTimer());
         long first = parking.messages();
