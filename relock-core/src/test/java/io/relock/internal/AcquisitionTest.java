@@ -133,6 +133,24 @@ class AcquisitionTest {
         Eventually.await(PROMPTLY, count + " calls at the gate", () -> driver.gatesOpened() >= count);
     }
 
+    /** Takes lock {@code name} on the other client, for good. */
+    private void holdElsewhere(String name) {
+        LockKeys keys = LockKeys.of(other, name, LockKeys.LOCK_CHANNEL_PREFIX);
+        new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"), WaitPolicy.PUB_SUB).lock();
+    }
+
+    /** Starts an acquire of a lock held elsewhere and lets its two attempts (before and after subscribing) through. */
+    private Acquisition parked(LockEngine lock, GatedDriver driver, long owner) {
+        int gates = driver.gatesOpened();
+        Acquisition acquisition = lock.start(owner, TimeUnit.SECONDS.toNanos(60), LEASE);
+        for (int gate = gates; gate < gates + 2; gate++) {
+            awaitGates(driver, gate + 1);
+            driver.gate(gate).complete(null);
+        }
+        awaitState(acquisition, State.PARKED);
+        return acquisition;
+    }
+
     private static Attempt resultOf(Acquisition acquisition) throws Exception {
         return acquisition.result.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -269,40 +287,24 @@ class AcquisitionTest {
 
     @Test
     void anAbortWhileParkedEndsTheWaitAtOnceAndGivesTheChannelBack() throws Exception {
-        LockKeys keys = LockKeys.of(other, "aborted", LockKeys.LOCK_CHANNEL_PREFIX);
-        new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"), WaitPolicy.PUB_SUB).lock();
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "aborted");
-        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
-        awaitGates(driver[0], 1);
-        driver[0].gate(0).complete(null);
-        awaitGates(driver[0], 2);
-        driver[0].gate(1).complete(null);
-        awaitState(acquisition, State.PARKED);
+        holdElsewhere("aborted");
+        Acquisition acquisition = parked(lock, driver[0], 1);
         IllegalStateException closing = new IllegalStateException("closing");
         acquisition.abort(closing);
         assertThatThrownBy(() -> resultOf(acquisition)).hasCause(closing);
         assertThat(acquisition.state()).isEqualTo(State.DONE);
         assertThat(runtime.subscribedChannels()).isZero();
     }
+
     @Test
     void anInterruptedWaiterHandsItsWakeUpOnToAnotherWaiterOfItsClient() throws Exception {
-        LockKeys keys = LockKeys.of(other, "passed", LockKeys.LOCK_CHANNEL_PREFIX);
-        new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"), WaitPolicy.PUB_SUB).lock();
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "passed");
-        Acquisition first = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
-        awaitGates(driver[0], 1);
-        driver[0].gate(0).complete(null);
-        awaitGates(driver[0], 2);
-        driver[0].gate(1).complete(null);
-        awaitState(first, State.PARKED);
-        Acquisition second = lock.start(2, TimeUnit.SECONDS.toNanos(60), LEASE);
-        awaitGates(driver[0], 3);
-        driver[0].gate(2).complete(null);
-        awaitGates(driver[0], 4);
-        driver[0].gate(3).complete(null);
-        awaitState(second, State.PARKED);
+        holdElsewhere("passed");
+        Acquisition first = parked(lock, driver[0], 1);
+        Acquisition second = parked(lock, driver[0], 2);
 
         // The first may have been woken by a release meant for either of them when the interrupt
         // came; it cannot tell, so the second tries again rather than sleep for the holder's TTL.
