@@ -253,7 +253,9 @@ class ReplyLostFaultTest {
 
         // The undo was sent behind the acquire on the same connection, so Redis ran it after.
         Eventually.await(PROMPTLY, "the uncertain acquire undone", () -> holdersOnRedis("unknown").isEmpty());
-        assertThat(lock.isHeldByCurrentThread()).isFalse();
+        // The client's own records, not a read on its connection: replies there stay late until
+        // the held-back ones are through, which a loaded machine can make this read miss.
+        assertThat(client.heldLocks()).as("the client believes it holds nothing").isEmpty();
         DistributedLock rival = rival(types().findFirst().orElseThrow(), "unknown");
         assertThat(rival.tryLock()).isTrue();
         rival.unlock();
