@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -167,8 +168,28 @@ public final class UnlockChannels {
             channel = channels.get(name);
         }
         if (channel != null) {
-            channel.signal(READ_UNLOCK_MESSAGE.equals(message));
+            Runnable grant = isTicket(message) ? channel.grants.get(message) : null;
+            if (grant != null) {
+                grant.run();
+            } else if (!isTicket(message)) {
+                channel.signal(READ_UNLOCK_MESSAGE.equals(message));
+            }
+            // A ticket for no waiter of this client is another client's hand-off, or one to a
+            // waiter of this client that has ended: its leave passes that hand-off on.
         }
+    }
+
+    /** Whether an unlock message is a hand-off ticket (a number of 2 or more) rather than 0 or 1. */
+    static boolean isTicket(String message) {
+        if (message.isEmpty() || message.length() > 19) {
+            return false;
+        }
+        for (int i = 0; i < message.length(); i++) {
+            if (!Character.isDigit(message.charAt(i))) {
+                return false;
+            }
+        }
+        return !UNLOCK_MESSAGE.equals(message) && !READ_UNLOCK_MESSAGE.equals(message);
     }
 
     private void wakeEveryone() {
@@ -186,6 +207,8 @@ public final class UnlockChannels {
 
         private final String name;
         private final Parking parking = new Parking(timer);
+        /** What to run when a release hands the lock to a waiter of this client, by ticket. */
+        private final Map<String, Runnable> grants = new ConcurrentHashMap<>();
         private int references; // guarded by channels
         private CompletableFuture<Void> ready;
 
@@ -204,6 +227,19 @@ public final class UnlockChannels {
          */
         public Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
             return parking.park(wakeUp, timeoutMillis, seen);
+        }
+
+        /**
+         * Runs {@code onGrant} (on the pub/sub thread) when a release publishes {@code ticket}
+         * here, until {@link #forgetGrant}. A ticket message is not an unlock message: it wakes
+         * no parked waiter.
+         */
+        public void expectGrant(long ticket, Runnable onGrant) {
+            grants.put(Long.toString(ticket), onGrant);
+        }
+
+        public void forgetGrant(long ticket) {
+            grants.remove(Long.toString(ticket));
         }
 
         private void signal(boolean all) {
