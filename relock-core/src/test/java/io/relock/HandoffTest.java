@@ -161,6 +161,68 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
+     * History: 2 clients × 3 threads take one lock 10 times each while a sampler reads the queue
+     * over and over. No sample holds two entries of one client (its threads wait locally behind
+     * the one that is queued), entries were seen at all, and no two threads ever held together.
+     */
+    @Test
+    void threadsOfOneClientShareOneQueueEntry() throws Exception {
+        List<Relock> relocks = List.of(clients.create(), clients.create());
+        List<DistributedLock> locks = new ArrayList<>();
+        for (Relock relock : relocks) {
+            for (int t = 0; t < 3; t++) {
+                locks.add(relock.getLock("one-entry"));
+            }
+        }
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicInteger overlaps = new AtomicInteger();
+        CountDownLatch gate = new CountDownLatch(1);
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        for (DistributedLock lock : locks) {
+            workers.add(Threads.run(() -> {
+                gate.await();
+                for (int i = 0; i < 10; i++) {
+                    lock.lock();
+                    try {
+                        if (!inside.compareAndSet(false, true)) {
+                            overlaps.incrementAndGet();
+                        }
+                        inside.set(false);
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+                return null;
+            }));
+        }
+        CompletableFuture<Void> all = CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new));
+        AtomicInteger mostOfOneClient = new AtomicInteger();
+        AtomicInteger samplesWithEntries = new AtomicInteger();
+        CompletableFuture<Void> sampler = Threads.run(() -> {
+            while (!all.isDone()) {
+                @SuppressWarnings("unchecked")
+                List<Object> members = (List<Object>) server.command("ZRANGE", queue("one-entry"), "0", "-1");
+                if (!members.isEmpty()) {
+                    samplesWithEntries.incrementAndGet();
+                }
+                for (Relock relock : relocks) {
+                    int mine = (int) members.stream().filter(m -> ((String) m).startsWith(relock.clientId())).count();
+                    mostOfOneClient.accumulateAndGet(mine, Math::max);
+                }
+                Thread.sleep(1); // a sampling interval, not a synchronisation
+            }
+            return null;
+        });
+        gate.countDown();
+        all.get(60, TimeUnit.SECONDS);
+        sampler.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(overlaps).hasValue(0);
+        assertThat(samplesWithEntries.get()).isPositive();
+        assertThat(mostOfOneClient).hasValue(1);
+        assertThat(server.command("EXISTS", "one-entry", queue("one-entry"))).isEqualTo(0L);
+    }
+
+    /**
      * History: A holds; B (another client) waits 300 ms and gives up; then A unlocks. B's entry is
      * gone when its tryLock answers false, and A's release grants nothing to it: the lock is free.
      */

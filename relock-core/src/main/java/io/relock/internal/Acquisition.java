@@ -86,8 +86,11 @@ final class Acquisition {
     private boolean inFlight;
     /** The ticket message came: the lock is this waiter's. Guarded by this. */
     private boolean granted;
-    /** An attempt answered "acquired": that reply, not a ticket message, ends this acquire. Guarded by this. */
-    private boolean acquiredReply;
+    /**
+     * An attempt answered "acquired" or failed: that reply, not a ticket message, ends this
+     * acquire; a grant that comes meanwhile is undone by its rollback or leave. Guarded by this.
+     */
+    private boolean settledByReply;
 
     Acquisition(AcquirableLock lock, long owner, long waitNanos, long leaseMillis) {
         this.lock = lock;
@@ -139,8 +142,9 @@ final class Acquisition {
             return;
         }
         UnlockChannels.Channel subscribed = subscription.get();
-        // Only a waiter that hears its ticket queues it (a first attempt is not subscribed yet).
-        long sentTicket = subscribed != null && driver.handsOff() ? ticket : 0;
+        // Only a waiter that hears its ticket queues it (a first attempt is not subscribed yet),
+        // and only one waiter of this client per lock.
+        long sentTicket = subscribed != null && driver.handsOff() && subscribed.claimQueue(this) ? ticket : 0;
         synchronized (this) {
             if (granted) {
                 return;
@@ -180,7 +184,7 @@ final class Acquisition {
         synchronized (this) {
             inFlight = false;
             handedOver = granted;
-            acquiredReply |= !handedOver && error == null && attempt.acquired();
+            settledByReply |= !handedOver && (error != null || attempt.acquired());
         }
         if (handedOver) {
             // Ran before the hand-off (busy) or after it (took the handed-over hold): either way
@@ -294,7 +298,7 @@ final class Acquisition {
     /** A release published this waiter's ticket: it made this waiter the owner. */
     private void onGrant() {
         synchronized (this) {
-            if (granted || acquiredReply) {
+            if (granted || settledByReply) {
                 return;
             }
             granted = true;
@@ -389,25 +393,27 @@ final class Acquisition {
         // A close's cause replaces "not acquired" only: an acquire that won is reported as held.
         boolean acquired = outcome != null && outcome.acquired();
         RuntimeException failure = error != null || acquired ? error : abortCause;
-        releaseSubscription();
         runtime.unregister(this);
-        if (outcome == null || !outcome.acquired()) {
-            state = State.LEAVING;
-            long leaving;
-            synchronized (this) {
-                leaving = queued ? ticket : 0;
-            }
-            driver.abandon(field, leaving).whenComplete((ignored, abandonError) -> {
-                if (abandonError != null) {
-                    // A fair lock's queue then keeps this waiter until threadWaitTime drops it.
-                    LOG.debug("could not leave the waiters of lock '{}' ({})", lock.getName(),
-                            Exceptions.unwrap(abandonError).toString());
-                }
-                complete(outcome, failure);
-            });
-        } else {
+        if (acquired) {
+            releaseSubscription();
             complete(outcome, failure);
+            return;
         }
+        state = State.LEAVING;
+        long leaving;
+        synchronized (this) {
+            leaving = queued ? ticket : 0;
+        }
+        driver.abandon(field, leaving).whenComplete((ignored, abandonError) -> {
+            if (abandonError != null) {
+                // A fair lock's queue then keeps this waiter until threadWaitTime drops it.
+                LOG.debug("could not leave the waiters of lock '{}' ({})", lock.getName(),
+                        Exceptions.unwrap(abandonError).toString());
+            }
+            // Given back only now: the next waiter of this client queues once this entry is gone.
+            releaseSubscription();
+            complete(outcome, failure);
+        });
     }
 
     private void complete(Attempt outcome, RuntimeException failure) {
@@ -442,6 +448,7 @@ final class Acquisition {
         UnlockChannels.Channel subscribed = subscription.getAndSet(null);
         if (subscribed != null) {
             subscribed.forgetGrant(ticket);
+            subscribed.leaveQueue(this);
             runtime.channels().release(subscribed);
         }
     }

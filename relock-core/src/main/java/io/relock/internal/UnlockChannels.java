@@ -209,6 +209,8 @@ public final class UnlockChannels {
         private final Parking parking = new Parking(timer);
         /** What to run when a release hands the lock to a waiter of this client, by ticket. */
         private final Map<String, Runnable> grants = new ConcurrentHashMap<>();
+        /** The one waiter of this client whose ticket may be queued on Redis; guarded by this. */
+        private Object queuedWaiter;
         private int references; // guarded by channels
         private CompletableFuture<Void> ready;
 
@@ -240,6 +242,35 @@ public final class UnlockChannels {
 
         public void forgetGrant(long ticket) {
             grants.remove(Long.toString(ticket));
+        }
+
+        /**
+         * Whether {@code waiter} may queue its ticket on Redis: one waiter of this client per lock
+         * does, the others wait here until it has no entry any more (see {@link #leaveQueue}).
+         */
+        public synchronized boolean claimQueue(Object waiter) {
+            if (queuedWaiter == null) {
+                queuedWaiter = waiter;
+            }
+            return queuedWaiter == waiter;
+        }
+
+        /**
+         * {@code waiter} has no entry on Redis any more (it holds the lock, or left the queue): if
+         * it was the queued one, the longest parked waiter of this client retries at once and
+         * queues in its place.
+         */
+        public void leaveQueue(Object waiter) {
+            boolean wasQueued;
+            synchronized (this) {
+                wasQueued = queuedWaiter == waiter;
+                if (wasQueued) {
+                    queuedWaiter = null;
+                }
+            }
+            if (wasQueued) {
+                parking.signal(false);
+            }
         }
 
         private void signal(boolean all) {
