@@ -325,9 +325,10 @@ final class Acquisition {
             // attempt sends nothing, since the grant is set.
             waiter.fire();
         }
-        Hold hold = held(1);
+        // Sent before the caller can go on, so its unlock follows the extension on the wire
+        // (should it not, an extension finding the lock gone during a release is no loss).
+        runtime.watchdog().extend(held(1));
         ended(Attempt.acquired(0), null);
-        runtime.watchdog().extend(hold);
     }
 
     /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */
