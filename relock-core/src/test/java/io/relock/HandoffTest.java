@@ -270,7 +270,7 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
-     * History, 20 times: A holds; B waits a short time that ends about when A unlocks. Whatever
+     * History, 40 times: A holds; B waits a short time that ends about when A unlocks. Whatever
      * the interleaving of the grant with B's timeout, B either returns true and unlocks, or
      * returns false; once both are back, the lock is free (a grant to a waiter that gave up is
      * passed on, never left behind).
@@ -280,9 +280,11 @@ class HandoffTest extends SingleServerTest {
         DistributedLock holder = clients.create().getLock("race");
         DistributedLock waiter = clients.create().getLock("race");
         int granted = 0;
-        for (int i = 0; i < 20; i++) {
+        for (int i = 0; i < 40; i++) {
             holder.lock();
-            long waitMillis = 20 + 5 * i;
+            // Waits about as long as queueing takes (a few round trips), so the timeout falls
+            // before, during or after the hand-off depending on the round.
+            long waitMillis = 1 + i % 8;
             CompletableFuture<Boolean> waiting = Threads.call(() -> {
                 boolean acquired = waiter.tryLock(waitMillis, TimeUnit.MILLISECONDS);
                 if (acquired) {
@@ -295,7 +297,7 @@ class HandoffTest extends SingleServerTest {
             granted += waiting.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS) ? 1 : 0;
             assertThat(server.command("EXISTS", "race", queue("race"))).as("round %d", i).isEqualTo(0L);
         }
-        System.out.printf("hand-off racing timeouts: %d of 20 waiters got the lock%n", granted);
+        System.out.printf("hand-off racing timeouts: %d of 40 waiters got the lock%n", granted);
     }
 
     /**
