@@ -270,6 +270,30 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
+     * History: A holds; B (another client) queues; B's client is closed; then A unlocks. B's
+     * lock() fails with the client's close, its entry is gone, and A's release grants nothing to
+     * the closed client: the lock is free.
+     */
+    @Test
+    void aClosedClientsWaiterLeavesTheQueueAndIsGrantedNothing() throws Exception {
+        DistributedLock holder = clients.create().getLock("closing");
+        Relock other = clients.create();
+        DistributedLock waiter = other.getLock("closing");
+        holder.lock();
+        CompletableFuture<Void> waiting = Threads.run(() -> {
+            waiter.lock();
+            return null;
+        });
+        Eventually.await(PROMPTLY, "the waiter queued", () -> queued("closing") == 1);
+        other.close();
+        assertThatThrownBy(() -> waiting.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS))
+                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(IllegalStateException.class);
+        assertThat(server.command("EXISTS", queue("closing"))).isEqualTo(0L);
+        holder.unlock();
+        assertThat(server.command("EXISTS", "closing", queue("closing"))).isEqualTo(0L);
+    }
+
+    /**
      * History, 40 times: A holds; B waits a short time that ends about when A unlocks. Whatever
      * the interleaving of the grant with B's timeout, B either returns true and unlocks, or
      * returns false; once both are back, the lock is free (a grant to a waiter that gave up is
