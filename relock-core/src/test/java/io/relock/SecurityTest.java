@@ -60,9 +60,9 @@ class SecurityTest {
             "info",
             // called by the scripts; exists, get, hget and pttl also directly (isLocked,
             // isHeldByCurrentThread, remainTimeToLive)
-            "del", "exists", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hkeys", "hlen", "hset",
-            "incr", "lindex", "lpop", "lrem", "pexpire", "pttl", "publish", "rpush", "set", "time", "type",
-            "zadd", "zrem", "zscore");
+            "del", "exists", "get", "hdel", "hexists", "hget", "hgetall", "hincrby", "hkeys", "hlen", "hmget",
+            "hset", "incr", "lindex", "lpop", "lrem", "pexpire", "pttl", "publish", "rpush", "set", "time", "type",
+            "zadd", "zcard", "zrange", "zrem", "zremrangebyscore", "zscore");
 
     private static final String KEY_PREFIX = "app:locks:";
 

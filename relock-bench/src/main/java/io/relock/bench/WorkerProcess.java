@@ -22,7 +22,8 @@ import java.util.function.Consumer;
  */
 final class WorkerProcess {
 
-    private static final int STDERR_LINES_SHOWN = 20;
+    /** Enough for the head of an exception with its causes, not only the bottom of its stack. */
+    private static final int STDERR_LINES_SHOWN = 120;
 
     /** A worker's output. */
     record Output(List<Map<String, Object>> results, boolean done, int exitCode, String stderr, String problem) {}

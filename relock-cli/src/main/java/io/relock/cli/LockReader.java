@@ -20,6 +20,8 @@ final class LockReader {
     /** A holder field: {@code <clientId>:<threadId>}, {@code :write} appended for a write holder. */
     private static final Pattern OWNER = Pattern.compile("(.+):(-?\\d+)(:write)?");
     private static final String MODE_FIELD = "mode";
+    /** The reentrant lock's hand-off bookkeeping in its hash ({@code relock:queued}, {@code relock:granted}). */
+    private static final String HANDOFF_FIELD_PREFIX = "relock:";
 
     private final Session session;
     private final RedisClusterCommands<String, String> redis;
@@ -100,6 +102,9 @@ final class LockReader {
     /** The holders among the fields; false when a field is one that no lock writes. */
     private static boolean holdersOf(Map<String, String> fields, List<LockView.Holder> holders) {
         for (Map.Entry<String, String> field : fields.entrySet()) {
+            if (field.getKey().startsWith(HANDOFF_FIELD_PREFIX)) {
+                continue;
+            }
             if (field.getKey().equals(MODE_FIELD)) {
                 if (!field.getValue().equals("read") && !field.getValue().equals("write")) {
                     return false;

@@ -6,8 +6,12 @@ import io.relock.DistributedLock;
 import io.relock.DistributedReadWriteLock;
 import io.relock.Relock;
 import io.relock.RelockConfig;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -76,6 +80,38 @@ class InspectCliTest {
                     .containsPattern("waiting +0 clients subscribed to redisson_lock__channel:\\{order:42}");
             lock.unlock();
             lock.unlock();
+        }
+    }
+
+    @Test
+    void inspectOfALockWithAQueuedWaiterShowsOnlyItsHolder() throws Exception {
+        try (Relock holder = Relock.create(RelockConfig.builder().singleServer(uri()).build());
+                Relock waiter = Relock.create(RelockConfig.builder().singleServer(uri()).build())) {
+            DistributedLock lock = holder.getLock("busy:7");
+            lock.lock();
+            DistributedLock theirs = waiter.getLock("busy:7");
+            CompletableFuture<Boolean> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    boolean acquired = theirs.tryLock(30, TimeUnit.SECONDS);
+                    if (acquired) {
+                        theirs.unlock();
+                    }
+                    return acquired;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }, runnable -> new Thread(runnable).start());
+            Eventually.await(Duration.ofSeconds(10), "the waiter's note in the lock hash",
+                    () -> Long.valueOf(1).equals(redis.server().command("HEXISTS", "busy:7", "relock:queued")));
+
+            Cli.Result result = Cli.run("inspect", "busy:7", "--redis", uri());
+
+            assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
+            assertThat(result.out()).containsPattern("type +reentrant").contains(holder.clientId())
+                    .doesNotContain("relock:");
+            lock.unlock();
+            assertThat(waiting.get(10, TimeUnit.SECONDS)).isTrue();
         }
     }
 

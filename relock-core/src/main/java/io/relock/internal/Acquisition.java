@@ -6,6 +6,7 @@ import io.relock.RelockReplicaSyncException;
 import io.relock.internal.LockDriver.Attempt;
 import io.relock.internal.LockDriver.Request;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,7 +28,16 @@ import org.slf4j.LoggerFactory;
  *              ─► busy, no time left, or cancelled ─► LEAVING ─► DONE   (not acquired)
  *              ─► outcome unknown, or acquired after a cancel ─► UNDOING ─► DONE
  *   any state ─► abort (the client closes) ─► DONE
+ *   PARKED, or ATTEMPTING once its reply is in ─► a release handed the lock over ─► DONE
  * </pre>
+ *
+ * <p>Owner transfer ({@link LockDriver#handsOff()}): once subscribed, each attempt carries this
+ * acquisition's ticket and queues it on Redis; a release that makes this waiter the owner
+ * publishes the ticket, and the acquire ends with the lock held, without another attempt. The
+ * grant is taken only when no attempt is in flight, so no attempt of this acquisition can reach
+ * Redis after it (such an attempt could queue the ticket again, to be granted a second time to
+ * an owner that no longer waits). A grant that comes after the acquire ended otherwise is passed
+ * on by the driver's {@link LockDriver#abandon leave}.
  *
  * <p>{@link #cancel()} (an interrupt) only sets a flag and fires a parked waiter early; the next
  * transition sees the flag. Whatever the path, {@link #result} completes once, after the
@@ -68,6 +78,19 @@ final class Acquisition {
     private final Observers.Started observed;
     private volatile int holdsAfter;
     private volatile State state = State.STARTED;
+    /** Published by the release that hands the lock to this waiter; 0 and 1 are unlock messages. */
+    private final long ticket = ThreadLocalRandom.current().nextLong(2, 1L << 62);
+    /** An attempt carried the ticket, so Redis may have this waiter queued. Guarded by this. */
+    private boolean queued;
+    /** An attempt was sent and its reply is not in yet. Guarded by this. */
+    private boolean inFlight;
+    /** The ticket message came: the lock is this waiter's. Guarded by this. */
+    private boolean granted;
+    /**
+     * An attempt answered "acquired" or failed: that reply, not a ticket message, ends this
+     * acquire; a grant that comes meanwhile is undone by its rollback or leave. Guarded by this.
+     */
+    private boolean settledByReply;
 
     Acquisition(AcquirableLock lock, long owner, long waitNanos, long leaseMillis) {
         this.lock = lock;
@@ -119,16 +142,26 @@ final class Acquisition {
             finish(Attempt.NOT_ACQUIRED, null);
             return;
         }
+        UnlockChannels.Channel subscribed = subscription.get();
+        // Only a waiter that hears its ticket queues it (a first attempt is not subscribed yet),
+        // and only one waiter of this client per lock.
+        long sentTicket = subscribed != null && driver.handsOff() && subscribed.claimQueue(this) ? ticket : 0;
+        synchronized (this) {
+            if (granted) {
+                return;
+            }
+            inFlight = true;
+            queued |= sentTicket != 0;
+        }
         state = State.ATTEMPTING;
         long lease = runtime.watchdog().leaseFor(leaseMillis);
         long epoch = runtime.gateway().connectionEpoch();
         // Read before the attempt: a release announced after it, before this waiter parks, is
         // then seen by the park, which retries at once instead of sleeping through it.
-        UnlockChannels.Channel subscribed = subscription.get();
         long seen = subscribed != null ? subscribed.messages() : 0;
         CompletableFuture<Attempt> reply;
         try {
-            reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat));
+            reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat, sentTicket));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -148,6 +181,18 @@ final class Acquisition {
     }
 
     private void onReply(int before, long epoch, long seen, Attempt attempt, Throwable error) {
+        boolean handedOver;
+        synchronized (this) {
+            inFlight = false;
+            handedOver = granted;
+            settledByReply |= !handedOver && (error != null || attempt.acquired());
+        }
+        if (handedOver) {
+            // Ran before the hand-off (busy) or after it (took the handed-over hold): either way
+            // the lock is this waiter's, with nothing of this acquisition left in flight.
+            takeGrant();
+            return;
+        }
         if (error != null) {
             passOnWakeUp();
             RuntimeException failure = Exceptions.translate(lock.describe("acquire"), error);
@@ -247,9 +292,45 @@ final class Acquisition {
         });
     }
 
-    private void held(int count) {
+    private Hold held(int count) {
         holdsAfter = count;
-        runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName);
+        return runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName);
+    }
+
+    /** A release published this waiter's ticket: it made this waiter the owner. */
+    private void onGrant() {
+        synchronized (this) {
+            if (granted || settledByReply) {
+                return;
+            }
+            granted = true;
+            if (inFlight) {
+                // Taken when the reply is in (see onReply).
+                return;
+            }
+        }
+        takeGrant();
+    }
+
+    /**
+     * Ends the acquire holding the handed-over lock, whose short lease is extended to the
+     * caller's at once; an extension that finds the lock gone reports the hold lost.
+     */
+    private void takeGrant() {
+        if (!finished.compareAndSet(false, true)) {
+            // Ended otherwise (timeout, close): the leave in that end passes the hand-off on.
+            return;
+        }
+        UnlockChannels.Waiter waiter = parked;
+        if (waiter != null) {
+            // Out of the parking, so it takes no unlock message from other waiters; its
+            // attempt sends nothing, since the grant is set.
+            waiter.fire();
+        }
+        // Sent before the caller can go on, so its unlock follows the extension on the wire
+        // (should it not, an extension finding the lock gone during a release is no loss).
+        runtime.watchdog().extend(held(1));
+        ended(Attempt.acquired(0), null);
     }
 
     /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */
@@ -274,6 +355,9 @@ final class Acquisition {
                 return;
             }
             subscribedEpoch = runtime.gateway().connectionEpoch();
+            if (driver.handsOff()) {
+                subscribed.expectGrant(ticket, this::onGrant);
+            }
             subscription.set(subscribed);
             if (finished.get()) {
                 releaseSubscription();
@@ -325,21 +409,27 @@ final class Acquisition {
         // A close's cause replaces "not acquired" only: an acquire that won is reported as held.
         boolean acquired = outcome != null && outcome.acquired();
         RuntimeException failure = error != null || acquired ? error : abortCause;
-        releaseSubscription();
         runtime.unregister(this);
-        if (outcome == null || !outcome.acquired()) {
-            state = State.LEAVING;
-            driver.abandon(field).whenComplete((ignored, abandonError) -> {
-                if (abandonError != null) {
-                    // A fair lock's queue then keeps this waiter until threadWaitTime drops it.
-                    LOG.debug("could not leave the waiters of lock '{}' ({})", lock.getName(),
-                            Exceptions.unwrap(abandonError).toString());
-                }
-                complete(outcome, failure);
-            });
-        } else {
+        if (acquired) {
+            releaseSubscription();
             complete(outcome, failure);
+            return;
         }
+        state = State.LEAVING;
+        long leaving;
+        synchronized (this) {
+            leaving = queued ? ticket : 0;
+        }
+        driver.abandon(field, leaving).whenComplete((ignored, abandonError) -> {
+            if (abandonError != null) {
+                // A fair lock's queue then keeps this waiter until threadWaitTime drops it.
+                LOG.debug("could not leave the waiters of lock '{}' ({})", lock.getName(),
+                        Exceptions.unwrap(abandonError).toString());
+            }
+            // Given back only now: the next waiter of this client queues once this entry is gone.
+            releaseSubscription();
+            complete(outcome, failure);
+        });
     }
 
     private void complete(Attempt outcome, RuntimeException failure) {
@@ -373,6 +463,8 @@ final class Acquisition {
     private void releaseSubscription() {
         UnlockChannels.Channel subscribed = subscription.getAndSet(null);
         if (subscribed != null) {
+            subscribed.forgetGrant(ticket);
+            subscribed.leaveQueue(this);
             runtime.channels().release(subscribed);
         }
     }

@@ -50,8 +50,14 @@ final class FairDriver extends ReentrantDriver {
                 "0");
     }
 
+    /** Waiters wait in the fair queue, each woken on its own channel. */
     @Override
-    public CompletableFuture<?> abandon(String field) {
+    public boolean handsOff() {
+        return false;
+    }
+
+    @Override
+    public CompletableFuture<?> abandon(String field, long ticket) {
         return runtime.gateway().eval(Script.FAIR_LEAVE, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), queue, deadlines}, UnlockChannels.UNLOCK_MESSAGE, field, keys.channel());
     }

@@ -24,6 +24,12 @@ final class FencedDriver extends ReentrantDriver {
                 });
     }
 
+    /** Every new holder must take a token in its acquire, so a hold is never handed over. */
+    @Override
+    public boolean handsOff() {
+        return false;
+    }
+
     /** The token of the current holder, or null when the lock is free. */
     CompletableFuture<Long> token() {
         return runtime.gateway().eval(Script.FENCED_TOKEN, ScriptOutputType.INTEGER,

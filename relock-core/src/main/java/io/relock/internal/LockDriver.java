@@ -35,10 +35,16 @@ interface LockDriver {
     /**
      * One acquire or release call of {@code field}: the lease to set, the owner's hold count
      * before the call (so that a script run twice can tell the second run from a new call), how
-     * long to retry through connection trouble, and whether the call may repeat one that took
-     * effect already.
+     * long to retry through connection trouble, whether the call may repeat one that took
+     * effect already, and for an acquire the waiter's hand-off ticket (0: the attempt does not
+     * queue for a hand-off; types without one ignore it).
      */
-    record Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat) {
+    record Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat,
+            long ticket) {
+
+        Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat) {
+            this(field, leaseMillis, holdsBefore, budget, repeat, 0);
+        }
 
         String lease() {
             return Long.toString(leaseMillis);
@@ -97,8 +103,20 @@ interface LockDriver {
         return keys.channel();
     }
 
-    /** Called when an owner stops waiting without the lock, e.g. to leave a waiter queue. */
-    default CompletableFuture<?> abandon(String field) {
+    /**
+     * Whether a release may hand this type's lock to a queued waiter (owner transfer): its
+     * subscribed waiters then send a ticket with each attempt and take a message carrying that
+     * ticket as the grant.
+     */
+    default boolean handsOff() {
+        return false;
+    }
+
+    /**
+     * Called when an owner stops waiting without the lock, e.g. to leave a waiter queue;
+     * {@code ticket} is the hand-off ticket its attempts carried, 0 if none did.
+     */
+    default CompletableFuture<?> abandon(String field, long ticket) {
         return CompletableFuture.completedFuture(null);
     }
 }

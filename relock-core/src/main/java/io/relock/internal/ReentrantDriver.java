@@ -7,14 +7,22 @@ import java.util.concurrent.CompletableFuture;
  * The reentrant lock in Redisson's layout: a hash from owner to hold count, expiring after the
  * lease, with releases announced on {@code redisson_lock__channel:{name}}. The spin lock is the
  * same layout under another name, waiting by backoff.
+ *
+ * <p>Owner transfer: a waiter that is subscribed queues its ticket in {@code {name}:handoff} (see
+ * {@code handoff.lua}), and the release that ends the last hold makes the first live queued
+ * waiter the owner and publishes its ticket instead of {@code 0}; only an empty queue deletes
+ * the lock. Redisson clients ignore ticket messages and still hear {@code 0} when the queue is
+ * empty.
  */
 class ReentrantDriver extends KeyDriver {
 
     private final String type;
+    private final String queue;
 
     ReentrantDriver(ClientRuntime runtime, LockKeys keys, String type) {
         super(runtime, keys);
         this.type = type;
+        this.queue = keys.ownKey("handoff");
     }
 
     @Override
@@ -25,21 +33,36 @@ class ReentrantDriver extends KeyDriver {
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
         return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
-                new String[] {keys.key()}, request.lease(), request.field(), request.countBefore())
-                .thenApply(Attempt::fromTtl);
+                new String[] {keys.key(), queue}, request.lease(), request.field(), request.countBefore(),
+                Long.toString(request.ticket())).thenApply(Attempt::fromTtl);
     }
 
     @Override
     public CompletableFuture<Long> release(Request request) {
         return request.eval(runtime.gateway(), Script.LOCK_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE, request.lease(),
+                new String[] {keys.key(), keys.channel(), queue}, UnlockChannels.UNLOCK_MESSAGE, request.lease(),
                 request.field(), request.countBefore());
     }
 
     @Override
     public CompletableFuture<Long> rollback(String field, int countBefore) {
         return runtime.gateway().eval(Script.LOCK_ROLLBACK, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel()}, field, Integer.toString(countBefore),
+                new String[] {keys.key(), keys.channel(), queue}, field, Integer.toString(countBefore),
+                UnlockChannels.UNLOCK_MESSAGE);
+    }
+
+    @Override
+    public boolean handsOff() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<?> abandon(String field, long ticket) {
+        if (ticket == 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return runtime.gateway().eval(Script.LOCK_LEAVE, ScriptOutputType.INTEGER,
+                new String[] {keys.key(), keys.channel(), queue}, field, Long.toString(ticket),
                 UnlockChannels.UNLOCK_MESSAGE);
     }
 

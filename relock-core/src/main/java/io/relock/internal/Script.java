@@ -10,12 +10,14 @@ import java.util.HexFormat;
 
 /**
  * A Lua script shipped as a resource under {@code io/relock/internal/scripts/}. Its SHA-1 is
- * computed here, so EVALSHA needs no round trip to learn it.
+ * computed here, so EVALSHA needs no round trip to learn it. Scripts that share Lua functions get
+ * the shared file's text put before their own, since a script cannot call another on the server.
  */
 public enum Script {
     LOCK_ACQUIRE("lock_acquire"),
-    LOCK_RELEASE("lock_release"),
-    LOCK_ROLLBACK("lock_rollback"),
+    LOCK_RELEASE("lock_release", "handoff"),
+    LOCK_ROLLBACK("lock_rollback", "handoff"),
+    LOCK_LEAVE("lock_leave", "handoff"),
     LOCK_FORCE_RELEASE("lock_force_release"),
     LOCK_RENEW("lock_renew"),
     FENCED_ACQUIRE("fenced_acquire"),
@@ -41,7 +43,12 @@ public enum Script {
     private final String shardedSha;
 
     Script(String name) {
-        this.source = load(name);
+        this(name, null);
+    }
+
+    /** A script that uses the functions of {@code prelude}, whose text is put before its own. */
+    Script(String name, String prelude) {
+        this.source = prelude == null ? load(name) : load(prelude) + "\n" + load(name);
         this.sha = sha1(source);
         // Cluster on Redis 7+: the same script announcing releases with sharded pub/sub.
         this.shardedSource = source.replace("redis.call('publish',", "redis.call('spublish',");

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -168,8 +169,28 @@ public final class UnlockChannels {
             channel = channels.get(name);
         }
         if (channel != null) {
-            channel.signal(READ_UNLOCK_MESSAGE.equals(message));
+            Runnable grant = isTicket(message) ? channel.grants.get(message) : null;
+            if (grant != null) {
+                grant.run();
+            } else if (!isTicket(message)) {
+                channel.signal(READ_UNLOCK_MESSAGE.equals(message));
+            }
+            // A ticket for no waiter of this client is another client's hand-off, or one to a
+            // waiter of this client that has ended: its leave passes that hand-off on.
         }
+    }
+
+    /** Whether an unlock message is a hand-off ticket (a number of 2 or more) rather than 0 or 1. */
+    static boolean isTicket(String message) {
+        if (message.isEmpty() || message.length() > 19) {
+            return false;
+        }
+        for (int i = 0; i < message.length(); i++) {
+            if (!Character.isDigit(message.charAt(i))) {
+                return false;
+            }
+        }
+        return !UNLOCK_MESSAGE.equals(message) && !READ_UNLOCK_MESSAGE.equals(message);
     }
 
     private void wakeEveryone() {
@@ -187,6 +208,10 @@ public final class UnlockChannels {
 
         private final String name;
         private final Parking parking = new Parking(timer);
+        /** What to run when a release hands the lock to a waiter of this client, by ticket. */
+        private final Map<String, Runnable> grants = new ConcurrentHashMap<>();
+        /** The one waiter of this client whose ticket may be queued on Redis; guarded by this. */
+        private Object queuedWaiter;
         private int references; // guarded by channels
         private CompletableFuture<Void> ready;
 
@@ -206,6 +231,48 @@ public final class UnlockChannels {
          */
         public Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
             return parking.park(wakeUp, timeoutMillis, seen);
+        }
+
+        /**
+         * Runs {@code onGrant} (on the pub/sub thread) when a release publishes {@code ticket}
+         * here, until {@link #forgetGrant}. A ticket message is not an unlock message: it wakes
+         * no parked waiter.
+         */
+        public void expectGrant(long ticket, Runnable onGrant) {
+            grants.put(Long.toString(ticket), onGrant);
+        }
+
+        public void forgetGrant(long ticket) {
+            grants.remove(Long.toString(ticket));
+        }
+
+        /**
+         * Whether {@code waiter} may queue its ticket on Redis: one waiter of this client per lock
+         * does, the others wait here until it has no entry any more (see {@link #leaveQueue}).
+         */
+        public synchronized boolean claimQueue(Object waiter) {
+            if (queuedWaiter == null) {
+                queuedWaiter = waiter;
+            }
+            return queuedWaiter == waiter;
+        }
+
+        /**
+         * {@code waiter} has no entry on Redis any more (it holds the lock, or left the queue): if
+         * it was the queued one, the longest parked waiter of this client retries at once and
+         * queues in its place.
+         */
+        public void leaveQueue(Object waiter) {
+            boolean wasQueued;
+            synchronized (this) {
+                wasQueued = queuedWaiter == waiter;
+                if (wasQueued) {
+                    queuedWaiter = null;
+                }
+            }
+            if (wasQueued) {
+                parking.signal(false);
+            }
         }
 
         private void signal(boolean all) {

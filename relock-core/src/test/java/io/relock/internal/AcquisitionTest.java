@@ -210,6 +210,28 @@ class AcquisitionTest {
 
     @Test
     void aBusyLockWithTimeLeftIsWaitedForOnItsChannelAndTakenWhenReleased() throws Exception {
+        LockKeys keys = LockKeys.of(other, "released", LockKeys.LOCK_CHANNEL_PREFIX);
+        LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
+                WaitPolicy.PUB_SUB);
+        holder.lock();
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "released");
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        awaitGates(driver[0], 2);
+        assertThat(runtime.subscribedChannels()).as("subscribed before the second attempt").isEqualTo(1);
+        driver[0].gate(1).complete(null);
+        awaitState(acquisition, State.PARKED);
+        holder.forceUnlock(); // deletes and publishes 0, handing over to nobody
+        awaitGates(driver[0], 3);
+        driver[0].gate(2).complete(null);
+        assertThat(resultOf(acquisition).acquired()).isTrue();
+        assertThat(runtime.subscribedChannels()).as("given back").isZero();
+    }
+
+    @Test
+    void aQueuedWaiterIsHandedTheLockByTheReleaseWithoutAnotherAttempt() throws Exception {
         LockKeys keys = LockKeys.of(other, "handed", LockKeys.LOCK_CHANNEL_PREFIX);
         LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
                 WaitPolicy.PUB_SUB);
@@ -220,14 +242,38 @@ class AcquisitionTest {
         awaitGates(driver[0], 1);
         driver[0].gate(0).complete(null);
         awaitGates(driver[0], 2);
-        assertThat(runtime.subscribedChannels()).as("subscribed before the second attempt").isEqualTo(1);
-        driver[0].gate(1).complete(null);
+        driver[0].gate(1).complete(null); // the subscribed attempt: busy, queued with its ticket
         awaitState(acquisition, State.PARKED);
         holder.unlock();
-        awaitGates(driver[0], 3);
-        driver[0].gate(2).complete(null);
         assertThat(resultOf(acquisition).acquired()).isTrue();
+        assertThat(driver[0].gatesOpened()).as("no attempt after the hand-off").isEqualTo(2);
+        assertThat(lock.isHeldByThread(1)).isTrue();
         assertThat(runtime.subscribedChannels()).as("given back").isZero();
+        lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void aGrantThatComesWhileAnAttemptIsInFlightIsTakenWhenItsReplyIsIn() throws Exception {
+        LockKeys keys = LockKeys.of(other, "in-flight", LockKeys.LOCK_CHANNEL_PREFIX);
+        LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
+                WaitPolicy.PUB_SUB);
+        holder.lock();
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "in-flight");
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        awaitGates(driver[0], 2);
+        driver[0].reply(1).get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS); // ran on Redis: queued
+        holder.unlock(); // hands over while the attempt's reply waits at its gate
+        Eventually.await(PROMPTLY, "the hand-over", () -> lock.isHeldByThread(1));
+        assertThat(acquisition.result).as("not taken with an attempt in flight").isNotDone();
+        driver[0].gate(1).complete(null);
+        assertThat(resultOf(acquisition).acquired()).isTrue();
+        assertThat(driver[0].gatesOpened()).as("no attempt after the hand-off").isEqualTo(2);
+        lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isLocked()).isFalse();
     }
 
     @Test

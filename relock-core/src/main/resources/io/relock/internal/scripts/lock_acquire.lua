@@ -1,15 +1,48 @@
 -- Reentrant acquire (Redisson's layout): a hash of owner -> hold count, expiring after the lease.
--- KEYS[1] lock key; ARGV[1] lease in ms; ARGV[2] owner field; ARGV[3] the owner's hold count
--- before this call; ARGV[4] '1' when this call may repeat one that already took effect.
--- Returns nil when acquired (or re-entered), else the holder's remaining TTL in ms.
-if ARGV[4] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[3]) + 1 then
+-- KEYS[1] lock key, KEYS[2] hand-off queue (see handoff.lua); ARGV[1] lease in ms; ARGV[2] owner
+-- field; ARGV[3] the owner's hold count before this call; ARGV[4] the waiter's ticket, '0' for
+-- an attempt that does not queue (a first attempt, a spin lock); ARGV[5] '1' when this call may
+-- repeat one that already took effect.
+-- Returns nil when acquired (or re-entered, or handed over to this ticket), else the holder's
+-- remaining TTL in ms.
+if ARGV[5] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[3]) + 1 then
     -- The first run took effect; its reply was lost. The PEXPIRE is this connection's write for WAIT.
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
-if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+if redis.call('exists', KEYS[1]) == 0 then
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
+    if ARGV[4] ~= '0' then
+        redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[4])
+    end
     return nil
 end
-return redis.call('pttl', KEYS[1])
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    if ARGV[4] ~= '0' and redis.call('hget', KEYS[1], 'relock:granted') == ARGV[4] then
+        -- A release handed the lock to this waiter before this attempt arrived: the grant is
+        -- the hold (count 1), not a re-entry on top of it.
+        redis.call('hdel', KEYS[1], 'relock:granted')
+        redis.call('pexpire', KEYS[1], ARGV[1])
+        return nil
+    end
+    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    if ARGV[4] ~= '0' then
+        redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[4])
+    end
+    return nil
+end
+local ttl = redis.call('pttl', KEYS[1])
+if ARGV[4] ~= '0' then
+    -- Queue (or stay queued) for a hand-off; the entry goes stale unless refreshed by the next
+    -- attempt, which comes at the latest when the holder's lease would run out.
+    local time = redis.call('time')
+    local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + math.max(ttl, 0) + 5000
+    redis.call('zadd', KEYS[2], deadline, ARGV[2] .. ':' .. ARGV[4])
+    if redis.call('pttl', KEYS[2]) < math.max(ttl, 0) + 5000 then
+        redis.call('pexpire', KEYS[2], math.max(ttl, 0) + 5000)
+    end
+    redis.call('hset', KEYS[1], 'relock:queued', 1)
+end
+return ttl

@@ -3,9 +3,10 @@
 -- fencing token (all in one slot, and all under the key prefix, so a user limited to the prefix
 -- may read them: Redisson's own fair-lock keys are not, and are left out).
 -- Returns {{owner1, count1, ...}, pttl, type}: hash locks list their numeric fields (bookkeeping
--- such as a read-write lock's 'mode' is skipped), plain locks their token. The type is told from
--- the data: 'read-write' (a mode field), 'fair' (a waiter queue), 'fenced' (a token key),
--- 'reentrant', 'simple' (a string), 'none' (nothing there) or 'other' (a key no lock writes).
+-- such as a read-write lock's 'mode' or the hand-off's 'relock:*' fields is skipped), plain
+-- locks their token. The type is told from the data: 'read-write' (a mode field), 'fair' (a
+-- waiter queue), 'fenced' (a token key), 'reentrant', 'simple' (a string), 'none' (nothing
+-- there) or 'other' (a key no lock writes).
 local holders = {}
 local kind = redis.call('type', KEYS[1])['ok']
 local queued = redis.call('exists', KEYS[2], KEYS[3]) > 0
@@ -16,7 +17,9 @@ if kind == 'hash' then
     local mode = false
     local foreign = false
     for i = 1, #fields, 2 do
-        if tonumber(fields[i + 1]) ~= nil then
+        if string.sub(fields[i], 1, 7) == 'relock:' then
+            -- a reentrant lock's hand-off bookkeeping (see handoff.lua), not a holder
+        elseif tonumber(fields[i + 1]) ~= nil then
             holders[#holders + 1] = fields[i]
             holders[#holders + 1] = fields[i + 1]
         elseif fields[i] == 'mode' then

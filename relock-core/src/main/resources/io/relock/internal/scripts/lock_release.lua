@@ -1,10 +1,13 @@
--- Reentrant release. KEYS[1] lock key, KEYS[2] unlock channel;
+-- Reentrant release. KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] hand-off queue;
 -- ARGV[1] unlock message, ARGV[2] lease in ms kept while still held, ARGV[3] owner field,
 -- ARGV[4] the owner's hold count before this call as the client knows it ('0' if unknown),
 -- ARGV[5] '1' when this call may repeat one that already took effect.
 -- Returns nil when the caller is not a holder, 0 when still held (count decremented),
--- 1 when released (key deleted, waiters notified).
-local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]) or '0')
+-- 1 when released (handed to a queued waiter, or deleted with waiters notified).
+-- The note of queued waiters comes with the owner's count, so an uncontended release costs no
+-- command more than one without a queue.
+local held = redis.call('hmget', KEYS[1], ARGV[3], 'relock:queued')
+local count = tonumber(held[1] or '0')
 if ARGV[5] == '1' and count == tonumber(ARGV[4]) - 1 then
     -- The first run took effect; answer as it did.
     return count > 0 and 0 or 1
@@ -16,6 +19,10 @@ if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
     redis.call('pexpire', KEYS[1], ARGV[2])
     return 0
 end
-redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], ARGV[1])
+if held[2] then
+    relock_pass_on(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[1])
+else
+    redis.call('del', KEYS[1])
+    redis.call('publish', KEYS[2], ARGV[1])
+end
 return 1

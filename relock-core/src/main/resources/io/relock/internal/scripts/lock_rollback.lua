@@ -1,7 +1,8 @@
 -- Undo an acquire whose outcome the caller never learnt, but only if it took effect: the owner's
 -- count is then exactly one more than before the attempt (acquires never apply twice, see
--- lock_acquire.lua). Running this again changes nothing more.
--- KEYS[1] lock key, KEYS[2] unlock channel;
+-- lock_acquire.lua). A hold handed over to the caller counts as its acquire. Running this again
+-- changes nothing more.
+-- KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] hand-off queue;
 -- ARGV[1] owner field, ARGV[2] hold count before the attempt, ARGV[3] unlock message.
 -- Returns 1 when an applied acquire was undone, 0 when there was nothing to undo.
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
@@ -13,8 +14,12 @@ if count > 1 then
     return 1
 end
 redis.call('hdel', KEYS[1], ARGV[1])
-if redis.call('hlen', KEYS[1]) == 0 then
-    redis.call('del', KEYS[1])
-    redis.call('publish', KEYS[2], ARGV[3])
+if relock_owners(KEYS[1]) == 0 then
+    if redis.call('hexists', KEYS[1], 'relock:queued') == 1 then
+        relock_pass_on(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[3])
+    else
+        redis.call('del', KEYS[1])
+        redis.call('publish', KEYS[2], ARGV[3])
+    end
 end
 return 1
