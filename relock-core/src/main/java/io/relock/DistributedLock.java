@@ -166,7 +166,7 @@ public interface DistributedLock extends Lock {
      * Releases one hold of the calling thread; the lock is free when the hold count reaches
      * zero, and waiters (in any Relock or Redisson client) are woken. A reentrant lock
      * ({@code getLock}) with a Relock waiter of another client queued is instead handed to that
-     * waiter, whose acquire then returns holding it; Redisson's waiters are woken once no Relock
+     * waiter, which alone is woken and claims it; Redisson's waiters are woken once no Relock
      * waiter is queued.
      *
      * @throws IllegalMonitorStateException if the calling thread does not hold the lock; the

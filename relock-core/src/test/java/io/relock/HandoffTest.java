@@ -78,12 +78,12 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
-     * History: A holds; B (another client) queues; A unlocks. B's lock() returns holding the lock,
-     * and no acquire ran after A's release (no EXISTS, a single HINCRBY: the release's own);
-     * B's client then extends the 2 s hand-over lease to its watchdog lease.
+     * History: A holds; B (another client) queues; A unlocks. The release makes B the owner and
+     * wakes B alone; B's lock() returns once one script call claimed the hold with B's own lease
+     * (no second hold taken: a single HINCRBY, the release's own). Nobody else retried.
      */
     @Test
-    void aReleaseHandsTheLockToAWaiterOnAnotherClientWithoutAnotherAcquire() throws Exception {
+    void aReleaseHandsTheLockToAWaiterOnAnotherClientWhichClaimsItInOneCall() throws Exception {
         DistributedLock holder = clients.create().getLock("handed");
         Relock other = clients.create();
         DistributedLock waiter = other.getLock("handed");
@@ -102,12 +102,12 @@ class HandoffTest extends SingleServerTest {
         server.command("CONFIG", "RESETSTAT");
         holder.unlock();
         Eventually.await(PROMPTLY, "the waiter holds the lock", () -> !other.heldLocks().isEmpty());
-        assertThat(calls("exists")).isZero();
+        assertThat(calls("evalsha")).as("the release and the claim").isEqualTo(2);
         assertThat(calls("hincrby")).isEqualTo(1);
         assertThat(other.getLockInfo("handed").holders().keySet()).singleElement().asString()
                 .startsWith(other.clientId() + ":");
-        Eventually.await(PROMPTLY, "the lease extended beyond the hand-over lease",
-                () -> (Long) server.command("PTTL", "handed") > 5000);
+        assertThat((Long) server.command("PTTL", "handed")).as("claimed with the waiter's lease before lock() returned")
+                .isGreaterThan(5000);
         assertThat(queued("handed")).isZero();
         release.countDown();
         waiting.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
@@ -325,21 +325,21 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
-     * History: A holds (1.5 s watchdog); a child JVM queues and is SIGKILLed; then C (another
-     * client) queues behind the dead entry; A unlocks. The lock goes to the dead waiter for the
-     * 2 s hand-over lease, then to C: C waits about that long, far less than a 30 s lease.
+     * History: A holds with a 30 s lease; a child JVM queues and is SIGKILLed; A re-enters with a
+     * 60 s lease, so that C (another client) queues behind the dead entry (entries are ordered
+     * by when they go stale) and parks for A's 60 s; A unlocks. The lock goes to the dead waiter
+     * for the 2 s hand-over lease, then to C: C waits about that long, not a lease. C was told
+     * 60 s; it wakes on time because the ticket published for the dead waiter told its client
+     * that the lock may be free when the hand-over lease runs out.
      */
     @Test
     void aWaiterKilledWhileNextInLineDelaysTheNextHolderByTheHandOverLease() throws Exception {
-        DistributedLock holder = clients.create(Clients.SHORT_WATCHDOG).getLock("dead-waiter");
-        holder.lock();
+        DistributedLock holder = clients.create().getLock("dead-waiter");
+        holder.lock(30, TimeUnit.SECONDS);
         try (ChildJvm child = ChildJvm.start(LockHolderMain.class, server.uri(), "dead-waiter", "30000")) {
             Eventually.await(PROMPTLY, "the child queued", () -> queued("dead-waiter") == 1);
             child.kill();
-            // C must queue behind the dead entry: entries are ordered by when they go stale,
-            // the holder's expiry plus a margin, so C queues after a renewal moved the expiry.
-            long expiry = expiresAtMillis("dead-waiter");
-            Eventually.await(PROMPTLY, "a renewal of the holder", () -> expiresAtMillis("dead-waiter") > expiry + 200);
+            holder.lock(60, TimeUnit.SECONDS);
             Relock next = clients.create();
             DistributedLock nextLock = next.getLock("dead-waiter");
             CompletableFuture<Long> waited = Threads.call(() -> {
@@ -352,11 +352,60 @@ class HandoffTest extends SingleServerTest {
             @SuppressWarnings("unchecked")
             List<Object> first = (List<Object>) server.command("ZRANGE", queue("dead-waiter"), "0", "0");
             assertThat((String) first.get(0)).doesNotStartWith(next.clientId());
+            holder.unlock();
             long releasedAt = System.nanoTime();
             holder.unlock();
             long delayMillis = TimeUnit.NANOSECONDS.toMillis(waited.get(30, TimeUnit.SECONDS) - releasedAt);
             System.out.printf("a dead waiter next in line delayed the next holder by %d ms%n", delayMillis);
             assertThat(delayMillis).isBetween(1500L, 10_000L);
+        }
+    }
+
+    /**
+     * History: A holds; a child JVM queues and is paused (SIGSTOP); C (another client) queues
+     * behind it; A unlocks, handing the lock to the paused child for the hand-over lease; the
+     * lease runs out and C takes the lock; the child resumes (SIGCONT) while C holds and reads
+     * the ticket meant for it. The child must not report the lock held while C holds it (no two
+     * holders): its claim finds the hand-over gone and it waits again; it gets the lock once C
+     * releases.
+     */
+    @Test
+    void aWaiterPausedPastTheHandOverLeaseDoesNotTakeTheLockFromTheNextHolder() throws Exception {
+        DistributedLock holder = clients.create().getLock("paused-waiter");
+        holder.lock(30, TimeUnit.SECONDS);
+        try (ChildJvm child = ChildJvm.start(LockHolderMain.class, server.uri(), "paused-waiter", "30000")) {
+            Eventually.await(PROMPTLY, "the child queued", () -> queued("paused-waiter") == 1);
+            child.pause();
+            holder.lock(60, TimeUnit.SECONDS);
+            Relock next = clients.create();
+            DistributedLock nextLock = next.getLock("paused-waiter");
+            CountDownLatch release = new CountDownLatch(1);
+            CompletableFuture<Void> nextHolds = new CompletableFuture<>();
+            CompletableFuture<Void> nextDone = Threads.run(() -> {
+                nextLock.lock();
+                nextHolds.complete(null);
+                try {
+                    release.await();
+                } finally {
+                    nextLock.unlock();
+                }
+                return null;
+            });
+            Eventually.await(PROMPTLY, "C queued", () -> queued("paused-waiter") == 2);
+            holder.unlock();
+            holder.unlock();
+            nextHolds.get(30, TimeUnit.SECONDS);
+            child.resume();
+            Eventually.await(PROMPTLY, "the resumed child waits again",
+                    () -> ((List<?>) server.command("ZRANGE", queue("paused-waiter"), "0", "-1")).size() == 1);
+            assertThat(child.output()).as("the child does not hold while C does").doesNotContain("LOCKED");
+            assertThat(next.getLockInfo("paused-waiter").holders().keySet()).singleElement().asString()
+                    .startsWith(next.clientId() + ":");
+            release.countDown();
+            nextDone.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(child.awaitLine("LOCKED", PROMPTLY)).as("the child gets it once C releases").isNotNull();
+            child.send("release");
+            child.awaitLine("RELEASED", PROMPTLY);
         }
     }
 

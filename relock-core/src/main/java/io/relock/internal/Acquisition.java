@@ -28,16 +28,20 @@ import org.slf4j.LoggerFactory;
  *              ─► busy, no time left, or cancelled ─► LEAVING ─► DONE   (not acquired)
  *              ─► outcome unknown, or acquired after a cancel ─► UNDOING ─► DONE
  *   any state ─► abort (the client closes) ─► DONE
- *   PARKED, or ATTEMPTING once its reply is in ─► a release handed the lock over ─► DONE
+ *   PARKED ─► a release handed the lock to this waiter (its ticket) ─► ATTEMPTING (the claim)
  * </pre>
  *
  * <p>Owner transfer ({@link LockDriver#handsOff()}): once subscribed, each attempt carries this
- * acquisition's ticket and queues it on Redis; a release that makes this waiter the owner
- * publishes the ticket, and the acquire ends with the lock held, without another attempt. The
- * grant is taken only when no attempt is in flight, so no attempt of this acquisition can reach
- * Redis after it (such an attempt could queue the ticket again, to be granted a second time to
- * an owner that no longer waits). A grant that comes after the acquire ended otherwise is passed
- * on by the driver's {@link LockDriver#abandon leave}.
+ * acquisition's ticket and queues it on Redis (one waiter per client and lock, see
+ * {@link UnlockChannels.Channel#claimQueue}). A release that makes this waiter the owner sets a
+ * short hand-over lease ({@link #GRANT_LEASE_MILLIS}) and publishes the ticket; the ticket wakes
+ * this waiter alone, and its next attempt claims the hold with the caller's lease in one round
+ * trip. The claim is what makes {@code lock()} return: a waiter whose process was paused past the
+ * hand-over lease finds it gone (someone else may hold the lock by then) and waits again, so a
+ * pause never makes two holders. A grant that comes after the acquire ended otherwise is passed
+ * on by the driver's {@link LockDriver#abandon leave}. A ticket for another client's waiter
+ * means the lock may be free within the hand-over lease (its waiter may be dead), so this
+ * client's queued waiter then wakes by then at the latest.
  *
  * <p>{@link #cancel()} (an interrupt) only sets a flag and fires a parked waiter early; the next
  * transition sees the flag. Whatever the path, {@link #result} completes once, after the
@@ -80,17 +84,20 @@ final class Acquisition {
     private volatile State state = State.STARTED;
     /** Published by the release that hands the lock to this waiter; 0 and 1 are unlock messages. */
     private final long ticket = ThreadLocalRandom.current().nextLong(2, 1L << 62);
+    /**
+     * How long a hold handed over by a release lasts until its waiter claims it (see
+     * {@code handoff.lua}, which sets it): what a waiter that died while next in line costs.
+     */
+    static final long GRANT_LEASE_MILLIS = 2000;
+    /** Past the hand-over lease when a waiter of another client was handed the lock, for clock drift. */
+    private static final long GRANT_MARGIN_MILLIS = 50;
+
     /** An attempt carried the ticket, so Redis may have this waiter queued. Guarded by this. */
     private boolean queued;
     /** An attempt was sent and its reply is not in yet. Guarded by this. */
     private boolean inFlight;
-    /** The ticket message came: the lock is this waiter's. Guarded by this. */
-    private boolean granted;
-    /**
-     * An attempt answered "acquired" or failed: that reply, not a ticket message, ends this
-     * acquire; a grant that comes meanwhile is undone by its rollback or leave. Guarded by this.
-     */
-    private boolean settledByReply;
+    /** This waiter's ticket was published since its last attempt began: the next one claims the lock. */
+    private volatile boolean ticketHeard;
 
     Acquisition(AcquirableLock lock, long owner, long waitNanos, long leaseMillis) {
         this.lock = lock;
@@ -147,9 +154,8 @@ final class Acquisition {
         // and only one waiter of this client per lock.
         long sentTicket = subscribed != null && driver.handsOff() && subscribed.claimQueue(this) ? ticket : 0;
         synchronized (this) {
-            if (granted) {
-                return;
-            }
+            // An attempt that reaches Redis after the hand-off claims it, so the ticket is spent.
+            ticketHeard = false;
             inFlight = true;
             queued |= sentTicket != 0;
         }
@@ -181,17 +187,8 @@ final class Acquisition {
     }
 
     private void onReply(int before, long epoch, long seen, Attempt attempt, Throwable error) {
-        boolean handedOver;
         synchronized (this) {
             inFlight = false;
-            handedOver = granted;
-            settledByReply |= !handedOver && (error != null || attempt.acquired());
-        }
-        if (handedOver) {
-            // Ran before the hand-off (busy) or after it (took the handed-over hold): either way
-            // the lock is this waiter's, with nothing of this acquisition left in flight.
-            takeGrant();
-            return;
         }
         if (error != null) {
             passOnWakeUp();
@@ -242,7 +239,8 @@ final class Acquisition {
         state = State.PARKED;
         UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), untilExpiry, seen);
         parked = waiter;
-        if (cancelled) {
+        // A ticket heard while the attempt was in flight (it ran before the hand-off), or since.
+        if (cancelled || ticketHeard) {
             waiter.fire();
         }
     }
@@ -292,45 +290,38 @@ final class Acquisition {
         });
     }
 
-    private Hold held(int count) {
+    private void held(int count) {
         holdsAfter = count;
-        return runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName);
-    }
-
-    /** A release published this waiter's ticket: it made this waiter the owner. */
-    private void onGrant() {
-        synchronized (this) {
-            if (granted || settledByReply) {
-                return;
-            }
-            granted = true;
-            if (inFlight) {
-                // Taken when the reply is in (see onReply).
-                return;
-            }
-        }
-        takeGrant();
+        runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName);
     }
 
     /**
-     * Ends the acquire holding the handed-over lock, whose short lease is extended to the
-     * caller's at once; an extension that finds the lock gone reports the hold lost.
+     * A release published this waiter's ticket: it handed the lock over, for the hand-over lease.
+     * The parked waiter claims it now; one in flight when its reply is in (see {@link #onReply}).
      */
-    private void takeGrant() {
-        if (!finished.compareAndSet(false, true)) {
-            // Ended otherwise (timeout, close): the leave in that end passes the hand-off on.
-            return;
+    private void onGrant() {
+        synchronized (this) {
+            ticketHeard = true;
+            if (inFlight) {
+                return;
+            }
         }
         UnlockChannels.Waiter waiter = parked;
         if (waiter != null) {
-            // Out of the parking, so it takes no unlock message from other waiters; its
-            // attempt sends nothing, since the grant is set.
             waiter.fire();
         }
-        // Sent before the caller can go on, so its unlock follows the extension on the wire
-        // (should it not, an extension finding the lock gone during a release is no loss).
-        runtime.watchdog().extend(held(1));
-        ended(Attempt.acquired(0), null);
+    }
+
+    /**
+     * A release handed the lock to a waiter of another client: if that waiter is dead, the lock
+     * is free when the hand-over lease runs out, and nobody announces it, so this client's queued
+     * waiter looks by then rather than at the holder's TTL it was told.
+     */
+    void grantedElsewhere() {
+        UnlockChannels.Waiter waiter = parked;
+        if (waiter != null) {
+            waiter.fireWithin(runtime.timer(), GRANT_LEASE_MILLIS + GRANT_MARGIN_MILLIS);
+        }
     }
 
     /** Waits without pub/sub: a timer starts the next attempt (the spin lock's way). */

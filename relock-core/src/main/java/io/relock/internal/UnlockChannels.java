@@ -169,14 +169,18 @@ public final class UnlockChannels {
             channel = channels.get(name);
         }
         if (channel != null) {
-            Runnable grant = isTicket(message) ? channel.grants.get(message) : null;
+            if (!isTicket(message)) {
+                channel.signal(READ_UNLOCK_MESSAGE.equals(message));
+                return;
+            }
+            Runnable grant = channel.grants.get(message);
             if (grant != null) {
                 grant.run();
-            } else if (!isTicket(message)) {
-                channel.signal(READ_UNLOCK_MESSAGE.equals(message));
+            } else {
+                // Another client's hand-off (or one to a waiter of this client that has ended,
+                // whose leave passes it on).
+                channel.grantedElsewhere();
             }
-            // A ticket for no waiter of this client is another client's hand-off, or one to a
-            // waiter of this client that has ended: its leave passes that hand-off on.
         }
     }
 
@@ -211,7 +215,7 @@ public final class UnlockChannels {
         /** What to run when a release hands the lock to a waiter of this client, by ticket. */
         private final Map<String, Runnable> grants = new ConcurrentHashMap<>();
         /** The one waiter of this client whose ticket may be queued on Redis; guarded by this. */
-        private Object queuedWaiter;
+        private Acquisition queuedWaiter;
         private int references; // guarded by channels
         private CompletableFuture<Void> ready;
 
@@ -250,7 +254,7 @@ public final class UnlockChannels {
          * Whether {@code waiter} may queue its ticket on Redis: one waiter of this client per lock
          * does, the others wait here until it has no entry any more (see {@link #leaveQueue}).
          */
-        public synchronized boolean claimQueue(Object waiter) {
+        synchronized boolean claimQueue(Acquisition waiter) {
             if (queuedWaiter == null) {
                 queuedWaiter = waiter;
             }
@@ -262,7 +266,7 @@ public final class UnlockChannels {
          * it was the queued one, the longest parked waiter of this client retries at once and
          * queues in its place.
          */
-        public void leaveQueue(Object waiter) {
+        void leaveQueue(Acquisition waiter) {
             boolean wasQueued;
             synchronized (this) {
                 wasQueued = queuedWaiter == waiter;
@@ -277,6 +281,16 @@ public final class UnlockChannels {
 
         private void signal(boolean all) {
             parking.signal(all);
+        }
+
+        private void grantedElsewhere() {
+            Acquisition queued;
+            synchronized (this) {
+                queued = queuedWaiter;
+            }
+            if (queued != null) {
+                queued.grantedElsewhere();
+            }
         }
 
         /**
@@ -301,6 +315,7 @@ public final class UnlockChannels {
         private final Parking parking;
         private final Runnable wakeUp;
         private final AtomicBoolean fired = new AtomicBoolean();
+        private final AtomicBoolean hurried = new AtomicBoolean();
         private volatile Timeout timeout;
 
         Waiter(Parking parking, Runnable wakeUp) {
@@ -310,6 +325,16 @@ public final class UnlockChannels {
 
         void setTimeout(Timeout timeout) {
             this.timeout = timeout;
+        }
+
+        /** Makes sure the waiter wakes within {@code millis} (once per waiter; sooner timeouts stand). */
+        void fireWithin(Timer timer, long millis) {
+            if (!fired.get() && !hurried.getAndSet(true)) {
+                Timeout sooner = timer.newTimeout(t -> fire(), Math.max(1, millis), TimeUnit.MILLISECONDS);
+                if (fired.get()) {
+                    sooner.cancel();
+                }
+            }
         }
 
         /** Wakes the waiter now (if it has not woken yet). */

@@ -110,15 +110,6 @@ final class Watchdog {
         return hold;
     }
 
-    /**
-     * Sets the lease of a hold that a release handed over with a short one to the hold's own
-     * lease, at once and by the rules of a renewal: if the owner no longer holds it, it is lost
-     * (listeners are told, the next unlock says so); if the call fails, the next tick tries again.
-     */
-    CompletableFuture<Void> extend(Hold hold) {
-        return renew(hold.lock.renewScript(), List.of(hold), hold.leaseMillis, new Tally());
-    }
-
     Hold get(AcquirableLock lock, long owner) {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
@@ -209,17 +200,16 @@ final class Watchdog {
         groups.forEach((group, holdsOfGroup) -> {
             for (int from = 0; from < holdsOfGroup.size(); from += BATCH_SIZE) {
                 batches.add(renew(group.script(),
-                        holdsOfGroup.subList(from, Math.min(holdsOfGroup.size(), from + BATCH_SIZE)), leaseMillis,
-                        tally));
+                        holdsOfGroup.subList(from, Math.min(holdsOfGroup.size(), from + BATCH_SIZE)), tally));
             }
         });
         return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new));
     }
 
-    private CompletableFuture<Void> renew(Script script, List<Hold> batch, long lease, Tally tally) {
+    private CompletableFuture<Void> renew(Script script, List<Hold> batch, Tally tally) {
         String[] keys = new String[batch.size()];
         String[] args = new String[batch.size() + 1];
-        args[0] = Long.toString(lease);
+        args[0] = Long.toString(leaseMillis);
         for (int i = 0; i < keys.length; i++) {
             keys[i] = batch.get(i).lock.key();
             args[i + 1] = batch.get(i).field;

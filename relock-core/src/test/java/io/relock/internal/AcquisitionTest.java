@@ -231,7 +231,7 @@ class AcquisitionTest {
     }
 
     @Test
-    void aQueuedWaiterIsHandedTheLockByTheReleaseWithoutAnotherAttempt() throws Exception {
+    void aQueuedWaiterIsHandedTheLockByTheReleaseAndClaimsItInOneAttempt() throws Exception {
         LockKeys keys = LockKeys.of(other, "handed", LockKeys.LOCK_CHANNEL_PREFIX);
         LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
                 WaitPolicy.PUB_SUB);
@@ -245,8 +245,12 @@ class AcquisitionTest {
         driver[0].gate(1).complete(null); // the subscribed attempt: busy, queued with its ticket
         awaitState(acquisition, State.PARKED);
         holder.unlock();
+        Eventually.await(PROMPTLY, "the hand-over", () -> lock.isHeldByThread(1));
+        awaitGates(driver[0], 3);
+        assertThat(acquisition.result).as("not before the claim's reply").isNotDone();
+        driver[0].gate(2).complete(null);
         assertThat(resultOf(acquisition).acquired()).isTrue();
-        assertThat(driver[0].gatesOpened()).as("no attempt after the hand-off").isEqualTo(2);
+        assertThat(driver[0].gatesOpened()).as("one claim after the hand-off").isEqualTo(3);
         assertThat(lock.isHeldByThread(1)).isTrue();
         assertThat(runtime.subscribedChannels()).as("given back").isZero();
         lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
@@ -254,7 +258,7 @@ class AcquisitionTest {
     }
 
     @Test
-    void aGrantThatComesWhileAnAttemptIsInFlightIsTakenWhenItsReplyIsIn() throws Exception {
+    void aGrantThatComesWhileAnAttemptIsInFlightIsClaimedWhenItsReplyIsIn() throws Exception {
         LockKeys keys = LockKeys.of(other, "in-flight", LockKeys.LOCK_CHANNEL_PREFIX);
         LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
                 WaitPolicy.PUB_SUB);
@@ -269,9 +273,11 @@ class AcquisitionTest {
         holder.unlock(); // hands over while the attempt's reply waits at its gate
         Eventually.await(PROMPTLY, "the hand-over", () -> lock.isHeldByThread(1));
         assertThat(acquisition.result).as("not taken with an attempt in flight").isNotDone();
-        driver[0].gate(1).complete(null);
+        driver[0].gate(1).complete(null); // "busy": it ran before the hand-off
+        awaitGates(driver[0], 3);
+        driver[0].gate(2).complete(null);
         assertThat(resultOf(acquisition).acquired()).isTrue();
-        assertThat(driver[0].gatesOpened()).as("no attempt after the hand-off").isEqualTo(2);
+        assertThat(driver[0].gatesOpened()).as("one claim after the hand-off").isEqualTo(3);
         lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(lock.isLocked()).isFalse();
     }
@@ -354,13 +360,18 @@ class AcquisitionTest {
 
         // The first may have been woken by a release meant for either of them when the interrupt
         // came; it cannot tell, so the second tries again rather than sleep for the holder's TTL.
+        // The first also held this client's place in the hand-off queue; giving it up (once
+        // the first has ended) wakes the second a second time: two attempts, both told "busy".
         first.cancel();
         assertThat(resultOf(first).acquired()).isFalse();
-        awaitGates(driver[0], 5);
-        driver[0].gate(4).complete(null);
+        for (int gate = 4; gate < 6; gate++) {
+            awaitGates(driver[0], gate + 1);
+            driver[0].gate(gate).complete(null);
+            assertThat(driver[0].reply(gate).get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS).acquired())
+                    .as("still held").isFalse();
+        }
         awaitState(second, State.PARKED);
-        assertThat(driver[0].reply(4).get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS).acquired()).as("still held")
-                .isFalse();
+        assertThat(driver[0].gatesOpened()).as("no third attempt").isEqualTo(6);
         second.cancel();
         assertThat(resultOf(second).acquired()).isFalse();
     }

@@ -7,8 +7,9 @@
 -- waiter the lock was handed to, so that waiter's own late attempt takes the hold instead of
 -- counting a re-entry). Both hold numbers; lock_info.lua skips fields named 'relock:*'.
 
--- How long a handed-over hold lasts until its new owner's client extends it: the whole delay
--- a waiter that died while next in line costs.
+-- How long a handed-over hold lasts until its waiter claims it (its next attempt, see
+-- lock_acquire.lua): the whole delay a waiter that died while next in line costs. The client
+-- knows it as Acquisition.GRANT_LEASE_MILLIS.
 local RELOCK_GRANT_LEASE_MS = 2000
 
 -- Owner fields of the hash, bookkeeping not counted.
