@@ -52,3 +52,20 @@ local function relock_pass_on(key, channel, queue, releaser, message)
     redis.call('publish', channel, message)
 end
 
+-- Takes one of `field`'s `count` holds away (an undone acquire, a hand-off its waiter gave up):
+-- the last hold of the lock gone, it goes to the next queued waiter or is released.
+local function relock_drop_hold(key, channel, queue, field, count, message)
+    if count > 1 then
+        redis.call('hincrby', key, field, -1)
+        return
+    end
+    redis.call('hdel', key, field)
+    if relock_owners(key) == 0 then
+        if redis.call('hexists', key, 'relock:queued') == 1 then
+            relock_pass_on(key, channel, queue, field, message)
+        else
+            redis.call('del', key)
+            redis.call('publish', channel, message)
+        end
+    end
+end

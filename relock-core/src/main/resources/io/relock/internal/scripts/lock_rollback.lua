@@ -9,17 +9,5 @@ local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
 if count ~= tonumber(ARGV[2]) + 1 then
     return 0
 end
-if count > 1 then
-    redis.call('hincrby', KEYS[1], ARGV[1], -1)
-    return 1
-end
-redis.call('hdel', KEYS[1], ARGV[1])
-if relock_owners(KEYS[1]) == 0 then
-    if redis.call('hexists', KEYS[1], 'relock:queued') == 1 then
-        relock_pass_on(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[3])
-    else
-        redis.call('del', KEYS[1])
-        redis.call('publish', KEYS[2], ARGV[3])
-    end
-end
+relock_drop_hold(KEYS[1], KEYS[2], KEYS[3], ARGV[1], count, ARGV[3])
 return 1
