@@ -133,10 +133,13 @@ class AcquisitionTest {
         Eventually.await(PROMPTLY, count + " calls at the gate", () -> driver.gatesOpened() >= count);
     }
 
-    /** Takes lock {@code name} on the other client, for good. */
-    private void holdElsewhere(String name) {
+    /** Takes lock {@code name} on the other client; returns it there, to release. */
+    private LockEngine holdElsewhere(String name) {
         LockKeys keys = LockKeys.of(other, name, LockKeys.LOCK_CHANNEL_PREFIX);
-        new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"), WaitPolicy.PUB_SUB).lock();
+        LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
+                WaitPolicy.PUB_SUB);
+        holder.lock();
+        return holder;
     }
 
     /** Starts an acquire of a lock held elsewhere and lets its two attempts (before and after subscribing) through. */
@@ -210,10 +213,7 @@ class AcquisitionTest {
 
     @Test
     void aBusyLockWithTimeLeftIsWaitedForOnItsChannelAndTakenWhenReleased() throws Exception {
-        LockKeys keys = LockKeys.of(other, "released", LockKeys.LOCK_CHANNEL_PREFIX);
-        LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
-                WaitPolicy.PUB_SUB);
-        holder.lock();
+        LockEngine holder = holdElsewhere("released");
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "released");
         Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
@@ -232,10 +232,7 @@ class AcquisitionTest {
 
     @Test
     void aQueuedWaiterIsHandedTheLockByTheReleaseAndClaimsItInOneAttempt() throws Exception {
-        LockKeys keys = LockKeys.of(other, "handed", LockKeys.LOCK_CHANNEL_PREFIX);
-        LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
-                WaitPolicy.PUB_SUB);
-        holder.lock();
+        LockEngine holder = holdElsewhere("handed");
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "handed");
         Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
@@ -259,10 +256,7 @@ class AcquisitionTest {
 
     @Test
     void aGrantThatComesWhileAnAttemptIsInFlightIsClaimedWhenItsReplyIsIn() throws Exception {
-        LockKeys keys = LockKeys.of(other, "in-flight", LockKeys.LOCK_CHANNEL_PREFIX);
-        LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
-                WaitPolicy.PUB_SUB);
-        holder.lock();
+        LockEngine holder = holdElsewhere("in-flight");
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "in-flight");
         Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);

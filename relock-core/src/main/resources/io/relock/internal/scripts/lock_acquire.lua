@@ -10,18 +10,11 @@ if ARGV[5] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == t
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
-if redis.call('exists', KEYS[1]) == 0 then
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
-    redis.call('pexpire', KEYS[1], ARGV[1])
-    if ARGV[4] ~= '0' then
-        redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[4])
-    end
-    return nil
-end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    if ARGV[4] ~= '0' and redis.call('hget', KEYS[1], 'relock:granted') == ARGV[4] then
-        -- A release handed the lock to this waiter before this attempt arrived: the grant is
-        -- the hold (count 1), not a re-entry on top of it.
+local free = redis.call('exists', KEYS[1]) == 0
+if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    if not free and ARGV[4] ~= '0' and redis.call('hget', KEYS[1], 'relock:granted') == ARGV[4] then
+        -- A release handed the lock to this waiter before this attempt arrived: the claim. The
+        -- grant is the hold (count 1), not a re-entry on top of it; the lease becomes the caller's.
         redis.call('hdel', KEYS[1], 'relock:granted')
         redis.call('pexpire', KEYS[1], ARGV[1])
         return nil
