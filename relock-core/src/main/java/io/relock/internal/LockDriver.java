@@ -105,8 +105,8 @@ interface LockDriver {
 
     /**
      * Whether a release may hand this type's lock to a queued waiter (owner transfer): its
-     * subscribed waiters then send a ticket with each attempt and take a message carrying that
-     * ticket as the grant.
+     * subscribed waiters then send a ticket with each attempt, and a message carrying that
+     * ticket wakes the waiter it was handed to, whose next attempt claims it.
      */
     default boolean handsOff() {
         return false;

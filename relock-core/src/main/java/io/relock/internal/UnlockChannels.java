@@ -29,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * (see {@link Parking}). Every wake-up is only a hint: the callback tries to acquire again.
  * After the connection comes back every parked callback runs, since messages may have been
  * missed while it was down.
+ *
+ * <p>A message that is a number above 1 is a hand-off ticket (owner transfer): a release made
+ * the waiter with that ticket the owner. It runs that waiter's grant callback if it is this
+ * client's; otherwise it tells this client's queued waiter that the lock changed hands (see
+ * {@link Acquisition#grantedElsewhere()}). It is not an unlock message and wakes no parked waiter.
  */
 public final class UnlockChannels {
 
@@ -246,6 +251,7 @@ public final class UnlockChannels {
             grants.put(Long.toString(ticket), onGrant);
         }
 
+        /** Stops expecting {@code ticket}: its waiter ended (a late ticket is then another client's to it). */
         public void forgetGrant(long ticket) {
             grants.remove(Long.toString(ticket));
         }
