@@ -29,6 +29,12 @@ import java.util.function.Supplier;
  * {@link LockListener}s are told and the owner's next {@code unlock()} throws
  * {@link IllegalMonitorStateException} saying so.
  *
+ * <p>A reentrant lock handed over by a release (see {@link #unlock()}) may be held before Redis
+ * confirmed it: when a thread of the same client released it to the caller, or another client's
+ * release did and the hand-over lease surely had a second left. The owner's later calls about
+ * the hold (its unlock, its renewals) wait for that write first; if it failed after all, the hold
+ * is reported lost as above.
+ *
  * <h2>Arguments</h2>
  * A {@code waitTime} of zero or less means one attempt without waiting; a very large one means
  * "wait" (it never overflows). A {@code leaseTime} of {@code -1} means "no lease, the watchdog
@@ -165,9 +171,11 @@ public interface DistributedLock extends Lock {
     /**
      * Releases one hold of the calling thread; the lock is free when the hold count reaches
      * zero, and waiters (in any Relock or Redisson client) are woken. A reentrant lock
-     * ({@code getLock}) with a Relock waiter of another client queued is instead handed to that
-     * waiter, which alone is woken and claims it; Redisson's waiters are woken once no Relock
-     * waiter is queued.
+     * ({@code getLock}) is instead handed on when the last hold goes: to a thread of this client
+     * that waits for it (in one script call; the lock is never free in between), or else to the
+     * Relock waiter of another client first in the queue on Redis, which alone is woken and
+     * claims it; Redisson's waiters are woken once no Relock waiter is queued. This call returns
+     * once Redis answered, whichever way the lock went.
      *
      * @throws IllegalMonitorStateException if the calling thread does not hold the lock; the
      *     message names the lock, and says so when the hold was lost (lease ran out, renewal

@@ -231,6 +231,122 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
+     * History: one client, 4 threads, 50 acquisitions each, every critical section checking that
+     * it is alone. No two threads ever held together, every section ran, the lock ends free, and
+     * Redis ran about one script per acquisition: each last release hands the hold to the next
+     * thread of the client in one script, and a thread that asks while another thread of its
+     * client holds waits without asking Redis. (Through Redis, an acquisition cost a release, the
+     * woken waiter's attempt and the releaser's own two attempts: about four scripts.)
+     */
+    @Test
+    void threadsOfOneClientHandTheLockOnWithAboutOneScriptEach() throws Exception {
+        Relock relock = clients.create();
+        int threads = 4;
+        int rounds = 50;
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger sections = new AtomicInteger();
+        CountDownLatch gate = new CountDownLatch(1);
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            DistributedLock lock = relock.getLock("one-client");
+            workers.add(Threads.run(() -> {
+                gate.await();
+                for (int i = 0; i < rounds; i++) {
+                    lock.lock();
+                    try {
+                        if (!inside.compareAndSet(false, true)) {
+                            overlaps.incrementAndGet();
+                        }
+                        sections.incrementAndGet();
+                        inside.set(false);
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+                return null;
+            }));
+        }
+        server.command("CONFIG", "RESETSTAT");
+        gate.countDown();
+        for (CompletableFuture<Void> worker : workers) {
+            worker.get(60, TimeUnit.SECONDS);
+        }
+        long scripts = calls("evalsha");
+        System.out.printf("one client, %d threads: %d scripts for %d acquisitions%n", threads, scripts, sections.get());
+        assertThat(overlaps).hasValue(0);
+        assertThat(sections).hasValue(threads * rounds);
+        assertThat(scripts).as("scripts for %d acquisitions", sections.get()).isLessThanOrEqualTo(threads * rounds * 3L / 2);
+        assertThat(server.command("EXISTS", "one-client", queue("one-client"))).isEqualTo(0L);
+    }
+
+    /**
+     * History: client A's 3 threads take one lock over and over, handing it among themselves, and
+     * each looks at the queue on Redis while it holds the lock; client B asks for the lock once,
+     * and queues. A holds the lock with B's entry on Redis at most
+     * {@value io.relock.internal.LockEngine#MAX_HAND_OVERS_IN_A_ROW} + 2 times before B gets it
+     * (16 hand-overs in a row, plus the one whose reply first saw B queued and the one under way
+     * then), and no two threads of either client ever held together.
+     */
+    @Test
+    void aClientHandsTheLockAmongItsThreadsOnlyABoundedNumberOfTimesWhileAnotherClientWaits() throws Exception {
+        Relock a = clients.create();
+        Relock b = clients.create();
+        List<String> holders = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < 3; t++) {
+            DistributedLock lock = a.getLock("turns");
+            workers.add(Threads.run(() -> {
+                while (!stop.get()) {
+                    lock.lock();
+                    try {
+                        if (!inside.compareAndSet(false, true)) {
+                            overlaps.incrementAndGet();
+                        }
+                        @SuppressWarnings("unchecked")
+                        List<Object> queued = (List<Object>) server.command("ZRANGE", queue("turns"), "0", "-1");
+                        boolean bQueued = queued.stream().anyMatch(m -> ((String) m).startsWith(b.clientId()));
+                        holders.add(bQueued ? "A, B queued" : "A");
+                        inside.set(false);
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+                return null;
+            }));
+        }
+        Eventually.await(PROMPTLY, "A's threads took turns a while", () -> holders.size() >= 50);
+        DistributedLock theirs = b.getLock("turns");
+        CompletableFuture<Void> bDone = Threads.run(() -> {
+            theirs.lock();
+            try {
+                if (!inside.compareAndSet(false, true)) {
+                    overlaps.incrementAndGet();
+                }
+                holders.add("B");
+                inside.set(false);
+            } finally {
+                theirs.unlock();
+            }
+            return null;
+        });
+        bDone.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        stop.set(true);
+        for (CompletableFuture<Void> worker : workers) {
+            worker.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        List<String> history = List.copyOf(holders);
+        long whileBQueued = history.subList(0, history.indexOf("B")).stream().filter("A, B queued"::equals).count();
+        System.out.printf("A held %d times while B was queued%n", whileBQueued);
+        assertThat(whileBQueued).isLessThanOrEqualTo(io.relock.internal.LockEngine.MAX_HAND_OVERS_IN_A_ROW + 2);
+        assertThat(overlaps).hasValue(0);
+        assertThat(server.command("EXISTS", "turns", queue("turns"))).isEqualTo(0L);
+    }
+
+    /**
      * History: A holds; B (another client) waits 300 ms and gives up; then A unlocks. B's entry is
      * gone when its tryLock answers false, and A's release grants nothing to it: the lock is free.
      */

@@ -2,6 +2,7 @@ package io.relock.internal;
 
 import io.relock.AcquireEvent;
 import io.relock.RelockConnectionException;
+import io.relock.RelockException;
 import io.relock.RelockReplicaSyncException;
 import io.relock.internal.LockDriver.Attempt;
 import io.relock.internal.LockDriver.Request;
@@ -20,6 +21,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  *   STARTED ─► COUNTING (a re-entry reads its hold count) ─► ATTEMPTING
+ *   STARTED ─► another owner of this client holds the lock or is queued for it
+ *           ─► SUBSCRIBING ─► PARKED (behind it, nothing asked of Redis)
  *   ATTEMPTING ─► acquired ─► CONFIRMING ──► DONE                 (at once without replica sync)
  *                                        ──► ATTEMPTING (repeat: reconnected), or UNDOING (too few replicas)
  *              ─► busy, time left ─► SUBSCRIBING ─► ATTEMPTING          (pub/sub, first time)
@@ -28,20 +31,35 @@ import org.slf4j.LoggerFactory;
  *              ─► busy, no time left, or cancelled ─► LEAVING ─► DONE   (not acquired)
  *              ─► outcome unknown, or acquired after a cancel ─► UNDOING ─► DONE
  *   any state ─► abort (the client closes) ─► DONE
- *   PARKED ─► a release handed the lock to this waiter (its ticket) ─► ATTEMPTING (the claim)
+ *   PARKED ─► a release of another client handed the lock to this waiter (its ticket)
+ *          ─► DONE (claim sent, not awaited), or ATTEMPTING (the claim, awaited)
+ *   PARKED ─► a release of another owner of this client handed its hold to this waiter ─► DONE
  * </pre>
  *
- * <p>Owner transfer ({@link LockDriver#handsOff()}): once subscribed, each attempt carries this
- * acquisition's ticket and queues it on Redis (one waiter per client and lock, see
- * {@link UnlockChannels.Channel#claimQueue}). A release that makes this waiter the owner sets a
- * short hand-over lease ({@link #GRANT_LEASE_MILLIS}) and publishes the ticket; the ticket wakes
- * this waiter alone, and its next attempt claims the hold with the caller's lease in one round
- * trip. The claim is what makes {@code lock()} return: a waiter whose process was paused past the
- * hand-over lease finds it gone (someone else may hold the lock by then) and waits again, so a
- * pause never makes two holders. A grant that comes after the acquire ended otherwise is passed
- * on by the driver's {@link LockDriver#abandon leave}. A ticket for another client's waiter
- * means the lock may be free within the hand-over lease (its waiter may be dead), so this
- * client's queued waiter then wakes by then at the latest.
+ * <p>Owner transfer ({@link LockDriver#handsOff()}): once subscribed, each attempt queues this
+ * waiter on Redis with a new ticket (one waiter per client and lock, see
+ * {@link UnlockChannels.Channel#claimQueue}), replacing the ticket of its attempt before. A
+ * release that makes this waiter the owner sets a short hand-over lease
+ * ({@link #GRANT_LEASE_MILLIS}) and publishes the ticket; the ticket wakes this waiter alone. The
+ * waiter then claims the hold with the caller's lease, and whether {@code lock()} waits for the
+ * claim depends on what the waiter can prove about the hand-over lease. The attempt that queued
+ * the ticket ran before the hand-off (a later attempt replaces the ticket), so the lease ends no
+ * sooner than {@link #GRANT_LEASE_MILLIS} after that attempt was sent, by any clock that runs at
+ * the server's rate. When less than {@link #FAST_CLAIM_WINDOW_MILLIS} has passed since, the claim
+ * is sent and {@code lock()} returns without waiting for it: the claim reaches Redis with at least
+ * the rest of the window to spare, and later writes about the hold wait for it (see
+ * {@link Hold#pending}); if it fails anyway, the hold is reported lost. Otherwise (a waiter that
+ * was paused, or that queued long ago) {@code lock()} returns only once the claim took the hold, and
+ * a waiter whose hand-over lease ran out finds the lock gone and waits again: a pause never makes
+ * two holders. A grant that comes after the acquire ended otherwise is passed on by the driver's
+ * {@link LockDriver#abandon leave}. A ticket for another client's waiter means the lock may be
+ * free within the hand-over lease (its waiter may be dead), so this client's queued waiter then
+ * wakes by then at the latest.
+ *
+ * <p>Between owners of one client the lock does not go through the queue: while another owner of
+ * this client holds the lock or is queued for it, a waiter parks behind it without asking Redis,
+ * and the holder's last release hands its hold straight to a parked waiter
+ * ({@link LockEngine}, {@link LockDriver#transfer}), which returns from {@code lock()} at once.
  *
  * <p>{@link #cancel()} (an interrupt) only sets a flag and fires a parked waiter early; the next
  * transition sees the flag. Whatever the path, {@link #result} completes once, after the
@@ -82,18 +100,29 @@ final class Acquisition {
     private final Observers.Started observed;
     private volatile int holdsAfter;
     private volatile State state = State.STARTED;
-    /** Published by the release that hands the lock to this waiter; 0 and 1 are unlock messages. */
-    private final long ticket = ThreadLocalRandom.current().nextLong(2, 1L << 62);
     /**
      * How long a hold handed over by a release lasts until its waiter claims it (see
      * {@code handoff.lua}, which sets it): what a waiter that died while next in line costs.
      */
     static final long GRANT_LEASE_MILLIS = 2000;
+    /**
+     * A waiter claims a hand-off without waiting for the claim when its ticket was queued less than
+     * this long ago: the claim then has at least the other half of the hand-over lease to arrive.
+     */
+    static final long FAST_CLAIM_WINDOW_MILLIS = GRANT_LEASE_MILLIS / 2;
     /** Past the hand-over lease when a waiter of another client was handed the lock, for clock drift. */
     private static final long GRANT_MARGIN_MILLIS = 50;
 
-    /** An attempt carried the ticket, so Redis may have this waiter queued. Guarded by this. */
-    private boolean queued;
+    /** The owner's hold count before this acquire, as the last attempt sent it. */
+    private volatile int before;
+    /**
+     * The ticket of the last attempt, which queued this waiter on Redis with it, or 0 if it did
+     * not queue; a ticket above 1 is what the release that hands the lock to this waiter
+     * publishes (0 and 1 are unlock messages). Guarded by this.
+     */
+    private long ticket;
+    /** When the attempt that queued {@link #ticket} was sent. Guarded by this. */
+    private long ticketSentNanos;
     /** An attempt was sent and its reply is not in yet. Guarded by this. */
     private boolean inFlight;
     /** This waiter's ticket was published since its last attempt began: the next one claims the lock. */
@@ -121,7 +150,10 @@ final class Acquisition {
 
     void begin() {
         runtime.register(this);
-        if (reentry) {
+        if (mayWaitBehindOwnClient() && busyHere()) {
+            // Redis would only say "busy": wait for this client's holder to hand the lock over.
+            subscribeThen(0, waitNanos, true);
+        } else if (reentry) {
             state = State.COUNTING;
             // Recognising a repeat, and undoing an acquire whose outcome stayed unknown,
             // need the exact count before it; a first acquire starts from 0 and needs no
@@ -149,15 +181,23 @@ final class Acquisition {
             finish(Attempt.NOT_ACQUIRED, null);
             return;
         }
+        this.before = before;
         UnlockChannels.Channel subscribed = subscription.get();
-        // Only a waiter that hears its ticket queues it (a first attempt is not subscribed yet),
-        // and only one waiter of this client per lock.
-        long sentTicket = subscribed != null && driver.handsOff() && subscribed.claimQueue(this) ? ticket : 0;
+        // Only a waiter that hears its ticket queues (a first attempt is not subscribed yet), and
+        // only one waiter of this client per lock.
+        long newTicket = subscribed != null && driver.handsOff() && subscribed.claimQueue(this) ? newTicket() : 0;
+        if (newTicket != 0) {
+            subscribed.expectGrant(newTicket, () -> onGrant(newTicket));
+        }
+        long sentNanos = runtime.nanoTime();
+        long queuedTicket;
         synchronized (this) {
-            // An attempt that reaches Redis after the hand-off claims it, so the ticket is spent.
+            // This attempt claims a hand-off to the ticket before it, so that one is spent.
             ticketHeard = false;
             inFlight = true;
-            queued |= sentTicket != 0;
+            queuedTicket = ticket;
+            ticket = newTicket;
+            ticketSentNanos = sentNanos;
         }
         state = State.ATTEMPTING;
         long lease = runtime.watchdog().leaseFor(leaseMillis);
@@ -167,11 +207,22 @@ final class Acquisition {
         long seen = subscribed != null ? subscribed.messages() : 0;
         CompletableFuture<Attempt> reply;
         try {
-            reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat, sentTicket));
+            reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat, newTicket, queuedTicket));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
-        reply.whenComplete((attempt, error) -> onReply(before, epoch, seen, attempt, error));
+        reply.whenComplete((attempt, error) -> {
+            if (queuedTicket != 0 && subscribed != null) {
+                // A hand-off to it happened before this attempt ran, which then claimed it, or lapsed.
+                subscribed.forgetGrant(queuedTicket);
+            }
+            onReply(before, epoch, seen, sentNanos, attempt, error);
+        });
+    }
+
+    /** A ticket: a random number of 2 or more, so that it never reads as an unlock message. */
+    private static long newTicket() {
+        return ThreadLocalRandom.current().nextLong(2, 1L << 62);
     }
 
     /**
@@ -186,7 +237,7 @@ final class Acquisition {
         return runtime.budget(waitDeadline);
     }
 
-    private void onReply(int before, long epoch, long seen, Attempt attempt, Throwable error) {
+    private void onReply(int before, long epoch, long seen, long sentNanos, Attempt attempt, Throwable error) {
         synchronized (this) {
             inFlight = false;
         }
@@ -208,7 +259,7 @@ final class Acquisition {
                 lock.rollback(owner, before, null).whenComplete((ignored, e) -> finish(Attempt.NOT_ACQUIRED, null));
             } else {
                 state = State.CONFIRMING;
-                confirm(before, epoch, attempt);
+                confirm(before, epoch, sentNanos, attempt);
             }
             return;
         }
@@ -227,7 +278,7 @@ final class Acquisition {
         }
         UnlockChannels.Channel subscribed = subscription.get();
         if (subscribed == null) {
-            subscribeThenRetry(before, untilExpiry);
+            subscribeThen(before, untilExpiry, false);
             return;
         }
         if (runtime.gateway().connectionEpoch() != subscribedEpoch) {
@@ -237,11 +288,13 @@ final class Acquisition {
             untilExpiry = Math.min(untilExpiry, UNSURE_PARK_MILLIS);
         }
         state = State.PARKED;
-        UnlockChannels.Waiter waiter = subscribed.park(() -> attempt(before), untilExpiry, seen);
+        UnlockChannels.Waiter waiter = subscribed.park(this, () -> attempt(before), untilExpiry, seen);
         parked = waiter;
-        // A ticket heard while the attempt was in flight (it ran before the hand-off), or since.
-        if (cancelled || ticketHeard) {
+        if (cancelled) {
             waiter.fire();
+        } else if (ticketHeard) {
+            // A ticket heard while the attempt was in flight (it ran before the hand-off), or since.
+            claimGrant(waiter);
         }
     }
 
@@ -250,14 +303,14 @@ final class Acquisition {
      * it): a failover to a replica without it would hand the lock to someone else while this
      * owner believes it holds it.
      */
-    private void confirm(int before, long epoch, Attempt attempt) {
+    private void confirm(int before, long epoch, long sentNanos, Attempt attempt) {
         WriteGateway gateway = runtime.gateway();
         gateway.confirmWrite(keys.key(), epoch).whenComplete((confirmation, error) -> {
             if (error == null && confirmation.confirmed()) {
                 // Claimed before the hold is recorded: a close that ended the wait meanwhile has
                 // told the caller it failed, so the acquire is undone rather than left held.
                 if (finished.compareAndSet(false, true)) {
-                    held(before + 1);
+                    held(before + 1, sentNanos, null);
                     ended(attempt, null);
                 } else {
                     lock.rollback(owner, before, null);
@@ -290,24 +343,168 @@ final class Acquisition {
         });
     }
 
-    private void held(int count) {
+    /** Records the hold, whose lease started no earlier than {@code sentNanos}; see {@link Hold#pending}. */
+    private Hold held(int count, long sentNanos, CompletableFuture<?> pending) {
         holdsAfter = count;
-        runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName);
+        return runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName, sentNanos, pending);
     }
 
     /**
-     * A release published this waiter's ticket: it handed the lock over, for the hand-over lease.
-     * The parked waiter claims it now; one in flight when its reply is in (see {@link #onReply}).
+     * A release published {@code granted}, a ticket of this waiter: it handed the lock over, for
+     * the hand-over lease. The parked waiter claims it now; one in flight when its reply is in
+     * (see {@link #onReply}). A ticket an attempt since has replaced is stale: that attempt
+     * claimed the hand-off, or it had lapsed.
      */
-    private void onGrant() {
+    private void onGrant(long granted) {
+        UnlockChannels.Waiter waiter;
         synchronized (this) {
+            if (granted != ticket) {
+                return;
+            }
             ticketHeard = true;
             if (inFlight) {
                 return;
             }
+            waiter = parked;
         }
-        UnlockChannels.Waiter waiter = parked;
         if (waiter != null) {
+            claimGrant(waiter);
+        }
+    }
+
+    /**
+     * Claims the hand-off to the parked {@code waiter}: without waiting for the claim when its
+     * ticket is fresh enough (see the class comment), else by an attempt that {@code lock()} waits for.
+     */
+    private void claimGrant(UnlockChannels.Waiter waiter) {
+        boolean fresh;
+        synchronized (this) {
+            fresh = ticket != 0 && runtime.nanoTime() - ticketSentNanos
+                    <= TimeUnit.MILLISECONDS.toNanos(FAST_CLAIM_WINDOW_MILLIS);
+        }
+        // With replica sync the claim must be confirmed by replicas before the caller holds.
+        if (fresh && runtime.gateway().replicaSyncMinReplicas() == 0 && waiter.take()) {
+            adoptGrant();
+        } else {
+            waiter.fire();
+        }
+    }
+
+    /**
+     * Takes the lock a release handed to this waiter: sends the claim, records the hold with the
+     * claim as its pending write, and ends as acquired without waiting for the reply. A claim that
+     * finds the hand-off gone makes the hold lost; one whose outcome stays unknown is undone too.
+     */
+    private void adoptGrant() {
+        if (!finished.compareAndSet(false, true)) {
+            // Ended otherwise (the client closing): its leave passes the hand-off on.
+            return;
+        }
+        long claimed;
+        synchronized (this) {
+            claimed = ticket;
+        }
+        int countBefore = before;
+        long sentNanos = runtime.nanoTime();
+        CompletableFuture<Attempt> claim;
+        try {
+            claim = driver.acquire(new Request(field, runtime.watchdog().leaseFor(leaseMillis), countBefore,
+                    retryBudget(), false, 0, claimed));
+        } catch (RuntimeException e) {
+            claim = CompletableFuture.failedFuture(e);
+        }
+        Hold hold = held(countBefore + 1, sentNanos, claim);
+        claim.whenComplete((attempt, error) -> {
+            if (error == null && attempt.acquired()) {
+                return;
+            }
+            RuntimeException cause = error != null ? Exceptions.translate(lock.describe("claim the hand-off of"), error)
+                    : new RelockException("the hand-off of lock '" + lock.getName() + "' to " + field
+                            + " had lapsed when its claim reached Redis");
+            runtime.watchdog().lost(hold, cause);
+            if (error != null && Exceptions.outcomeUnknown(error)) {
+                lock.rollback(owner, countBefore, cause);
+            }
+        });
+        ended(Attempt.acquired(0), null);
+    }
+
+    /**
+     * Whether a release of {@code key} by another owner of this client may hand its hold to this
+     * waiter: a first acquire of a type that hands off, still waiting.
+     */
+    boolean mayTakeHandOver(String key) {
+        return !reentry && driver.handsOff() && keys.key().equals(key) && !cancelled && !finished.get()
+                && runtime.nanoTime() - startNanos < waitNanos;
+    }
+
+    /** Claims this waiter for a hand-over (after {@link UnlockChannels.Channel#takeForHandOver}): false if it ended. */
+    boolean claimForHandOver() {
+        return finished.compareAndSet(false, true);
+    }
+
+    /**
+     * A release of another owner of this client handed its hold to this waiter with
+     * {@code transfer}, sent at {@code sentNanos}: the hold is recorded with the transfer as its
+     * pending write, and the acquire ends as acquired at once.
+     */
+    Hold handedOver(long sentNanos, CompletableFuture<?> transfer) {
+        Hold hold = held(1, sentNanos, transfer);
+        ended(Attempt.acquired(0), null);
+        return hold;
+    }
+
+    /** The owner field this waiter would hold with. */
+    String field() {
+        return field;
+    }
+
+    /** The lease this waiter's hold gets on Redis. */
+    long leaseOnRedis() {
+        return runtime.watchdog().leaseFor(leaseMillis);
+    }
+
+    /** The ticket this waiter is queued with on Redis, 0 if none (read once it is parked or taken). */
+    synchronized long queuedTicket() {
+        return ticket;
+    }
+
+    /** Whether the engine would rather wait behind another owner of this client than ask Redis. */
+    private boolean mayWaitBehindOwnClient() {
+        return !reentry && waitNanos > 0 && wait.subscribes() && driver.handsOff()
+                && runtime.gateway().replicaSyncMinReplicas() == 0;
+    }
+
+    /** Whether another owner of this client holds this lock, or a waiter of this client is queued for it. */
+    private boolean busyHere() {
+        if (runtime.watchdog().heldByOthers(keys.key(), field) >= 0) {
+            return true;
+        }
+        UnlockChannels.Channel channel = runtime.channels().existing(driver.channelFor(keys, field));
+        return channel != null && channel.hasQueuedWaiter();
+    }
+
+    /**
+     * Parks behind this client's holder or queued waiter, without asking Redis: a release of the
+     * holder hands the lock over, or one of them leaving wakes a parked waiter, which then asks
+     * Redis itself. Wakes at the latest when the holder's lease as this client knows it ends.
+     */
+    private void parkBehindOwnClient(UnlockChannels.Channel subscribed) {
+        long seen = subscribed.messages();
+        long leftNanos = waitNanos - (runtime.nanoTime() - startNanos);
+        if (leftNanos <= 0 || cancelled) {
+            finish(Attempt.NOT_ACQUIRED, null);
+            return;
+        }
+        long holderLease = runtime.watchdog().heldByOthers(keys.key(), field);
+        long untilLook = Math.min(TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1,
+                holderLease >= 0 ? holderLease + 1 : runtime.watchdog().leaseMillis());
+        state = State.PARKED;
+        UnlockChannels.Waiter waiter = subscribed.park(this, () -> attempt(0), untilLook, seen);
+        parked = waiter;
+        // The holder may have released, or the queued waiter left, before this waiter was parked
+        // where they look for one: then it asks Redis itself.
+        if (cancelled || !busyHere()) {
             waiter.fire();
         }
     }
@@ -334,7 +531,12 @@ final class Acquisition {
         }
     }
 
-    private void subscribeThenRetry(int before, long untilExpiry) {
+    /**
+     * Subscribes to the unlock channel, then attempts again (the holder may have released before
+     * the subscription was in place), or, {@code behindOwnClient}, parks behind this client's
+     * holder or queued waiter.
+     */
+    private void subscribeThen(int before, long untilExpiry, boolean behindOwnClient) {
         state = State.SUBSCRIBING;
         runtime.channels().subscribe(driver.channelFor(keys, field)).whenComplete((subscribed, error) -> {
             if (error != null) {
@@ -346,14 +548,12 @@ final class Acquisition {
                 return;
             }
             subscribedEpoch = runtime.gateway().connectionEpoch();
-            if (driver.handsOff()) {
-                subscribed.expectGrant(ticket, this::onGrant);
-            }
             subscription.set(subscribed);
             if (finished.get()) {
                 releaseSubscription();
+            } else if (behindOwnClient) {
+                parkBehindOwnClient(subscribed);
             } else {
-                // The holder may have released before the subscription was in place.
                 attempt(before);
             }
         });
@@ -409,7 +609,7 @@ final class Acquisition {
         state = State.LEAVING;
         long leaving;
         synchronized (this) {
-            leaving = queued ? ticket : 0;
+            leaving = ticket;
         }
         driver.abandon(field, leaving).whenComplete((ignored, abandonError) -> {
             if (abandonError != null) {
@@ -454,7 +654,13 @@ final class Acquisition {
     private void releaseSubscription() {
         UnlockChannels.Channel subscribed = subscription.getAndSet(null);
         if (subscribed != null) {
-            subscribed.forgetGrant(ticket);
+            long last;
+            synchronized (this) {
+                last = ticket;
+            }
+            if (last != 0) {
+                subscribed.forgetGrant(last);
+            }
             subscribed.leaveQueue(this);
             runtime.channels().release(subscribed);
         }

@@ -1,5 +1,7 @@
 package io.relock.internal;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -24,23 +26,43 @@ final class Hold {
     /** Releases in flight: a renewal that finds the lock gone meanwhile is no loss. */
     final AtomicInteger releasing = new AtomicInteger();
 
-    /** When the lease last started: the acquire, the last renewal, or the loss. */
+    /**
+     * When the lease last started: when the acquire (or the transfer that made this hold) was
+     * sent, the last renewal was sent, or the loss. The lease on Redis started no earlier.
+     */
     volatile long renewedAtNanos;
+    /**
+     * The write that made this hold when its owner was told before Redis answered (a hand-over
+     * from another owner of this client, or a claim sent without waiting), else null. Later
+     * writes about the hold wait for it, so none overtakes it on a retry after a reconnect.
+     */
+    volatile CompletableFuture<?> pending;
     /** Holds of this owner as of its last acquire or release; only the owner changes it. */
     volatile int count;
     volatile boolean lost;
     volatile Throwable lossCause;
 
     Hold(WatchedLock lock, long owner, String field, long leaseMillis, boolean watchdog, String ownerThreadName,
-            long nowNanos) {
+            long leaseStartNanos, long nowNanos) {
         this.lock = lock;
         this.owner = owner;
         this.field = field;
         this.leaseMillis = leaseMillis;
         this.watchdog = watchdog;
         this.ownerThreadName = ownerThreadName;
-        this.renewedAtNanos = nowNanos;
+        this.renewedAtNanos = leaseStartNanos;
         this.acquiredAtNanos = nowNanos;
         this.acquiredAtMillis = System.currentTimeMillis();
+    }
+
+    /** Whether a write that made this hold is still on its way (see {@link #pending}). */
+    boolean writePending() {
+        CompletableFuture<?> write = pending;
+        return write != null && !write.isDone();
+    }
+
+    /** How much of the lease is surely left at {@code nowNanos}, by this client's clock. */
+    long leaseLeftMillis(long nowNanos) {
+        return leaseMillis - TimeUnit.NANOSECONDS.toMillis(nowNanos - renewedAtNanos);
     }
 }

@@ -36,14 +36,16 @@ interface LockDriver {
      * One acquire or release call of {@code field}: the lease to set, the owner's hold count
      * before the call (so that a script run twice can tell the second run from a new call), how
      * long to retry through connection trouble, whether the call may repeat one that took
-     * effect already, and for an acquire the waiter's hand-off ticket (0: the attempt does not
-     * queue for a hand-off; types without one ignore it).
+     * effect already, and for an acquire the waiter's hand-off tickets: {@code ticket} to queue
+     * with if the lock is busy (0: the attempt does not queue), {@code queuedTicket} the one it
+     * queued with before (0: none), whose entry goes and whose hand-off the call claims. Types
+     * without owner transfer ignore both.
      */
     record Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat,
-            long ticket) {
+            long ticket, long queuedTicket) {
 
         Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat) {
-            this(field, leaseMillis, holdsBefore, budget, repeat, 0);
+            this(field, leaseMillis, holdsBefore, budget, repeat, 0, 0);
         }
 
         String lease() {
@@ -104,9 +106,9 @@ interface LockDriver {
     }
 
     /**
-     * Whether a release may hand this type's lock to a queued waiter (owner transfer): its
-     * subscribed waiters then send a ticket with each attempt, and a message carrying that
-     * ticket wakes the waiter it was handed to, whose next attempt claims it.
+     * Whether a release may hand this type's lock to a waiter (owner transfer): to a queued
+     * waiter of another client, whose subscribed attempts carry a ticket and whom a message
+     * carrying that ticket tells, or to a waiting owner of the same client ({@link #transfer}).
      */
     default boolean handsOff() {
         return false;
@@ -114,9 +116,21 @@ interface LockDriver {
 
     /**
      * Called when an owner stops waiting without the lock, e.g. to leave a waiter queue;
-     * {@code ticket} is the hand-off ticket its attempts carried, 0 if none did.
+     * {@code ticket} is the hand-off ticket its last attempt queued with, 0 if it did not queue.
      */
     default CompletableFuture<?> abandon(String field, long ticket) {
         return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Hands the last hold of {@code from} to {@code to}, an owner of the same client that waits
+     * for the lock, without the lock being free in between: {@code to} gets one hold with
+     * {@code leaseMillis}, and its queue entry (of {@code toTicket}, 0 if none) goes. Completes
+     * with how many waiters are queued on Redis, or -1 when {@code from} did not hold exactly
+     * one hold (nothing changed). Only for types whose {@link #handsOff()} is true.
+     */
+    default CompletableFuture<Long> transfer(String from, String to, long leaseMillis, long toTicket,
+            RedisGateway.Budget budget) {
+        throw new UnsupportedOperationException(type() + " locks are not handed over between owners");
     }
 }

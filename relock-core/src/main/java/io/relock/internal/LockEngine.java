@@ -3,6 +3,7 @@ package io.relock.internal;
 import io.relock.DistributedLock;
 import io.relock.ForceUnlockEvent;
 import io.relock.ReleaseEvent;
+import io.relock.RelockException;
 import io.relock.internal.LockDriver.Attempt;
 import io.relock.internal.LockDriver.Request;
 import java.util.concurrent.CompletableFuture;
@@ -32,6 +33,19 @@ import org.slf4j.LoggerFactory;
 public final class LockEngine extends AcquirableLock implements DistributedLock, EngineBacked {
 
     private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
+
+    /**
+     * A last release hands its hold to a waiter of this client without waiting for Redis only
+     * while at least this much of its lease is surely left: the transfer then reaches Redis
+     * before the lock could expire under the receiver.
+     */
+    static final long HAND_OVER_LEASE_MARGIN_MILLIS = 1000;
+
+    /**
+     * At most this many hand-overs between owners of one client in a row while waiters of other
+     * clients are queued; then the lock goes through Redis to the next of them.
+     */
+    public static final int MAX_HAND_OVERS_IN_A_ROW = 16;
 
     final ClientRuntime runtime;
     private final LockKeys keys;
@@ -305,11 +319,26 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         return acquisition;
     }
 
-    /** Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none. */
+    /**
+     * Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none.
+     * The last hold goes to a parked waiter of this client if there is one (see {@link #handOver}),
+     * else through Redis: to a queued waiter of another client, or to nobody.
+     */
     CompletableFuture<Void> release(long owner) {
         runtime.checkOpen();
-        String field = fieldOf(owner);
         Hold hold = runtime.watchdog().get(this, owner);
+        if (hold != null && hold.writePending()) {
+            // The owner was told it held before Redis answered: this release follows that write.
+            return hold.pending.handle((ignored, error) -> null).thenCompose(ignored -> release(owner));
+        }
+        if (hold != null && hold.count == 1 && !hold.lost) {
+            UnlockChannels.Channel channel = runtime.channels().existing(channel());
+            Acquisition receiver = channel != null ? receiverOf(hold, channel) : null;
+            if (receiver != null) {
+                return handOver(hold, receiver, channel);
+            }
+        }
+        String field = fieldOf(owner);
         long lease = hold != null ? hold.leaseMillis : runtime.watchdog().leaseMillis();
         if (hold != null) {
             hold.releasing.incrementAndGet();
@@ -339,17 +368,97 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
             }
             runtime.watchdog().forget(hold);
             released(hold, ReleaseEvent.Outcome.LOST);
+            releasedThroughRedis();
             throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
         }
-        if (hold != null) {
-            if (outcome == 1) {
+        if (outcome == 1) {
+            if (hold != null) {
                 runtime.watchdog().forget(hold);
                 released(hold, ReleaseEvent.Outcome.RELEASED);
-            } else {
-                hold.count = held - 1;
             }
+            releasedThroughRedis();
+        } else if (hold != null) {
+            hold.count = held - 1;
         }
         return null;
+    }
+
+    /**
+     * This client's hold of the lock ended through Redis, after it was forgotten: waiters of this
+     * client parked behind it must not wait for a hand-over that will not come.
+     */
+    private void releasedThroughRedis() {
+        UnlockChannels.Channel channel = runtime.channels().existing(channel());
+        if (channel != null) {
+            channel.releasedThroughRedis();
+        }
+    }
+
+    /**
+     * A parked waiter of this client to hand the last hold of {@code hold} to, taken so that it
+     * wakes no more, or null: when the type does not hand off, when replicas must confirm every
+     * acquire (the waiter's would not be), when the lease left is too short for the transfer to
+     * surely arrive in time ({@link #HAND_OVER_LEASE_MARGIN_MILLIS}), or when there is none.
+     */
+    private Acquisition receiverOf(Hold hold, UnlockChannels.Channel channel) {
+        if (!driver.handsOff() || runtime.gateway().replicaSync()
+                || hold.leaseLeftMillis(runtime.nanoTime()) < HAND_OVER_LEASE_MARGIN_MILLIS) {
+            return null;
+        }
+        while (true) {
+            Acquisition receiver = channel.takeForHandOver(waiter -> waiter.mayTakeHandOver(keys.key()),
+                    MAX_HAND_OVERS_IN_A_ROW);
+            if (receiver == null || receiver.claimForHandOver()) {
+                return receiver;
+            }
+            // It ended meanwhile (its client is closing); its own end cleans up.
+        }
+    }
+
+    /**
+     * Hands the last hold of {@code hold} to {@code receiver}, a waiter of this client, in one
+     * script call ({@link LockDriver#transfer}): the lock is never free in between, and the
+     * receiver's {@code lock()} returns as the call is sent, since this client already holds the
+     * lock and nothing is left to wait for. The release completes with the reply, as any does. A
+     * transfer that finds this hold gone makes the receiver's hold lost too; one whose outcome
+     * stays unknown fails this release and undoes the receiver's hold if it took effect.
+     */
+    private CompletableFuture<Void> handOver(Hold hold, Acquisition receiver, UnlockChannels.Channel channel) {
+        hold.releasing.incrementAndGet();
+        long sentNanos = runtime.nanoTime();
+        CompletableFuture<Long> transfer;
+        try {
+            transfer = driver.transfer(hold.field, receiver.field(), receiver.leaseOnRedis(), receiver.queuedTicket(),
+                    runtime.gateway().budget());
+        } catch (RuntimeException e) {
+            transfer = CompletableFuture.failedFuture(e);
+        }
+        Hold received = receiver.handedOver(sentNanos, transfer);
+        return transfer.handle((queued, error) -> {
+            try {
+                if (error == null && queued >= 0) {
+                    channel.handedOver(receiver, queued);
+                    runtime.watchdog().forget(hold);
+                    released(hold, ReleaseEvent.Outcome.RELEASED);
+                    return null;
+                }
+                if (error == null) {
+                    runtime.watchdog().lost(received, new RelockException("lock '" + getName()
+                            + "' was handed over by " + hold.field + ", which no longer held it"));
+                    runtime.watchdog().forget(hold);
+                    released(hold, ReleaseEvent.Outcome.LOST);
+                    throw Exceptions.holdLost(getName(), hold.field, hold.leaseMillis, hold.watchdog, hold.lossCause);
+                }
+                RuntimeException failure = Exceptions.translate(describe("unlock"), error);
+                runtime.watchdog().lost(received, failure);
+                if (Exceptions.outcomeUnknown(error)) {
+                    rollback(receiver.owner, 0, failure);
+                }
+                throw failure;
+            } finally {
+                hold.releasing.decrementAndGet();
+            }
+        });
     }
 
     /**

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * The waiters parked on one unlock channel. An unlock message wakes the longest parked waiter;
@@ -50,7 +51,12 @@ final class Parking {
      * that picks this waiter or after {@code timeoutMillis}, whichever is first.
      */
     UnlockChannels.Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
-        UnlockChannels.Waiter waiter = new UnlockChannels.Waiter(this, wakeUp);
+        return park(null, wakeUp, timeoutMillis, seen);
+    }
+
+    /** {@link #park(Runnable, long, long)} for {@code acquisition}, which {@link #take} may then take over. */
+    UnlockChannels.Waiter park(Acquisition acquisition, Runnable wakeUp, long timeoutMillis, long seen) {
+        UnlockChannels.Waiter waiter = new UnlockChannels.Waiter(this, acquisition, wakeUp);
         boolean runNow;
         synchronized (this) {
             runNow = lastWakeAll > seen || claim(seen);
@@ -106,6 +112,30 @@ final class Parking {
         }
         woken.forEach(UnlockChannels.Waiter::fire);
         return woken.size();
+    }
+
+    /**
+     * Takes the longest parked waiter whose acquisition {@code eligible} accepts: it wakes no
+     * more (no message, no timeout), and its acquisition is the caller's to end. Null if none.
+     */
+    Acquisition take(Predicate<Acquisition> eligible) {
+        UnlockChannels.Waiter taken = null;
+        synchronized (this) {
+            for (UnlockChannels.Waiter waiter : parked) {
+                if (waiter.acquisition != null && eligible.test(waiter.acquisition) && waiter.claim()) {
+                    taken = waiter;
+                    break;
+                }
+            }
+            if (taken != null) {
+                parked.remove(taken);
+            }
+        }
+        if (taken == null) {
+            return null;
+        }
+        taken.cancelTimeout();
+        return taken.acquisition;
     }
 
     synchronized void remove(UnlockChannels.Waiter waiter) {

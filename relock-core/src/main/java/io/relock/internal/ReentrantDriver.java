@@ -12,7 +12,8 @@ import java.util.concurrent.CompletableFuture;
  * {@code handoff.lua}), and the release that ends the last hold makes the first live queued
  * waiter the owner and publishes its ticket instead of {@code 0}; only an empty queue deletes
  * the lock. Redisson clients ignore ticket messages and still hear {@code 0} when the queue is
- * empty.
+ * empty. A release may instead hand the lock to an owner of its own client that waits for it
+ * ({@code lock_transfer.lua}): the lock never becomes free in between.
  */
 class ReentrantDriver extends KeyDriver {
 
@@ -34,7 +35,14 @@ class ReentrantDriver extends KeyDriver {
     public CompletableFuture<Attempt> acquire(Request request) {
         return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), queue}, request.lease(), request.field(), request.countBefore(),
-                Long.toString(request.ticket())).thenApply(Attempt::fromTtl);
+                Long.toString(request.ticket()), Long.toString(request.queuedTicket())).thenApply(Attempt::fromTtl);
+    }
+
+    @Override
+    public CompletableFuture<Long> transfer(String from, String to, long leaseMillis, long toTicket,
+            RedisGateway.Budget budget) {
+        return runtime.gateway().eval(Script.LOCK_TRANSFER, ScriptOutputType.INTEGER, budget, false,
+                new String[] {keys.key(), queue}, from, to, Long.toString(leaseMillis), Long.toString(toTicket));
     }
 
     @Override

@@ -18,6 +18,7 @@ public enum Script {
     LOCK_RELEASE("lock_release", "handoff"),
     LOCK_ROLLBACK("lock_rollback", "handoff"),
     LOCK_LEAVE("lock_leave", "handoff"),
+    LOCK_TRANSFER("lock_transfer"),
     LOCK_FORCE_RELEASE("lock_force_release"),
     LOCK_RENEW("lock_renew"),
     FENCED_ACQUIRE("fenced_acquire"),

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -161,6 +162,13 @@ public final class UnlockChannels {
         wakeEveryone();
     }
 
+    /** The channel {@code name} if a waiter of this client is subscribed to it, else null; takes no reference. */
+    Channel existing(String name) {
+        synchronized (channels) {
+            return channels.get(name);
+        }
+    }
+
     /** How many channels this client is subscribed to (for tests and the inspector). */
     public int subscribedChannels() {
         synchronized (channels) {
@@ -221,6 +229,10 @@ public final class UnlockChannels {
         private final Map<String, Runnable> grants = new ConcurrentHashMap<>();
         /** The one waiter of this client whose ticket may be queued on Redis; guarded by this. */
         private Acquisition queuedWaiter;
+        /** Hand-overs between owners of this client in a row, since the lock last went through Redis; guarded by this. */
+        private int localStreak;
+        /** Whether the last hand-over between owners of this client saw waiters of other clients queued; guarded by this. */
+        private boolean othersQueued;
         private int references; // guarded by channels
         private CompletableFuture<Void> ready;
 
@@ -240,6 +252,11 @@ public final class UnlockChannels {
          */
         public Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
             return parking.park(wakeUp, timeoutMillis, seen);
+        }
+
+        /** {@link #park(Runnable, long, long)} for {@code acquisition}, which a release may take over instead. */
+        Waiter park(Acquisition acquisition, Runnable wakeUp, long timeoutMillis, long seen) {
+            return parking.park(acquisition, wakeUp, timeoutMillis, seen);
         }
 
         /**
@@ -289,6 +306,57 @@ public final class UnlockChannels {
             parking.signal(all);
         }
 
+        /** Whether this client has a waiter that may be queued on Redis for this lock. */
+        synchronized boolean hasQueuedWaiter() {
+            return queuedWaiter != null;
+        }
+
+        /**
+         * Takes the longest parked waiter that {@code eligible} accepts, so that a release hands it
+         * the lock (see {@link Parking#take}): one without a queue entry first, so this client
+         * keeps its place on Redis. Null if there is none, or if this client has handed the lock
+         * between its own owners {@code maxStreak} times in a row while other clients waited:
+         * then the lock goes through Redis, to the next of them.
+         */
+        Acquisition takeForHandOver(Predicate<Acquisition> eligible, int maxStreak) {
+            Acquisition queued;
+            synchronized (this) {
+                if (othersQueued && localStreak >= maxStreak) {
+                    return null;
+                }
+                queued = queuedWaiter;
+            }
+            Acquisition taken = parking.take(waiter -> waiter != queued && eligible.test(waiter));
+            return taken != null ? taken : parking.take(eligible);
+        }
+
+        /**
+         * A hand-over to {@code receiver} went through; {@code queuedOnRedis} waiters are queued
+         * on Redis, this client's own entry among them if it has a queued waiter besides the receiver.
+         */
+        synchronized void handedOver(Acquisition receiver, long queuedOnRedis) {
+            localStreak++;
+            boolean ownEntry = queuedWaiter != null && queuedWaiter != receiver;
+            othersQueued = queuedOnRedis - (ownEntry ? 1 : 0) > 0;
+        }
+
+        /**
+         * A holder of this client released the lock through Redis (to another client's waiter, or
+         * for anyone): the streak of hand-overs ends, and if no waiter of this client is queued on
+         * Redis, the longest parked one tries again and queues, or it would wait for a message
+         * meant for nobody here.
+         */
+        void releasedThroughRedis() {
+            boolean queued;
+            synchronized (this) {
+                localStreak = 0;
+                queued = queuedWaiter != null;
+            }
+            if (!queued) {
+                parking.signal(false);
+            }
+        }
+
         private void grantedElsewhere() {
             Acquisition queued;
             synchronized (this) {
@@ -310,7 +378,7 @@ public final class UnlockChannels {
 
     /** A wake-up after {@code millis} that no message can trigger (for waiting by backoff). */
     public static Waiter timed(Timer timer, Runnable wakeUp, long millis) {
-        Waiter waiter = new Waiter(null, wakeUp);
+        Waiter waiter = new Waiter(null, null, wakeUp);
         waiter.setTimeout(timer.newTimeout(t -> waiter.fire(), Math.max(1, millis), TimeUnit.MILLISECONDS));
         return waiter;
     }
@@ -319,13 +387,16 @@ public final class UnlockChannels {
     public static final class Waiter {
 
         private final Parking parking;
+        /** The acquisition that parked, when a release may take it over (see {@link Parking#take}). */
+        final Acquisition acquisition;
         private final Runnable wakeUp;
         private final AtomicBoolean fired = new AtomicBoolean();
         private final AtomicBoolean hurried = new AtomicBoolean();
         private volatile Timeout timeout;
 
-        Waiter(Parking parking, Runnable wakeUp) {
+        Waiter(Parking parking, Acquisition acquisition, Runnable wakeUp) {
             this.parking = parking;
+            this.acquisition = acquisition;
             this.wakeUp = wakeUp;
         }
 
@@ -351,11 +422,38 @@ public final class UnlockChannels {
             if (parking != null) {
                 parking.remove(this);
             }
+            cancelTimeout();
+            wakeUp.run();
+        }
+
+        /**
+         * Takes the waiter instead of waking it: true if it had not woken yet, and then it never
+         * will; whoever took it drives its acquisition. The caller removes it from its parking.
+         */
+        boolean claim() {
+            return fired.compareAndSet(false, true);
+        }
+
+        /**
+         * Takes the waiter out of its parking instead of waking it (see {@link #claim()}): true
+         * if it had not woken yet.
+         */
+        boolean take() {
+            if (!claim()) {
+                return false;
+            }
+            if (parking != null) {
+                parking.remove(this);
+            }
+            cancelTimeout();
+            return true;
+        }
+
+        void cancelTimeout() {
             Timeout pending = timeout;
             if (pending != null) {
                 pending.cancel();
             }
-            wakeUp.run();
         }
     }
 }

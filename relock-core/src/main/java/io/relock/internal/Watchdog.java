@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +39,8 @@ final class Watchdog {
     private record HoldKey(String key, String field) {}
 
     private final Map<HoldKey, Hold> holds = new ConcurrentHashMap<>();
+    /** The same holds by lock key, to tell whether another owner of this client holds a lock. */
+    private final Map<String, Set<Hold>> byKey = new ConcurrentHashMap<>();
     private final RenewalGateway gateway;
     private final Timer timer;
     private final LongSupplier nanoTime;
@@ -94,9 +97,19 @@ final class Watchdog {
 
     /**
      * Records an acquire that left the owner with {@code count} holds; {@code requestedLease} is
-     * {@link Args#WATCHDOG_LEASE} for renewal.
+     * {@link Args#WATCHDOG_LEASE} for renewal. The lease counts from now.
      */
     Hold acquired(WatchedLock lock, long owner, String field, long requestedLease, int count, String ownerThreadName) {
+        return acquired(lock, owner, field, requestedLease, count, ownerThreadName, nanoTime.getAsLong(), null);
+    }
+
+    /**
+     * Records an acquire sent at {@code sentNanos} (when its lease started at the earliest); a
+     * non-null {@code pending} is that acquire's write when the owner is told before Redis
+     * answered (see {@link Hold#pending}): its renewals wait for it.
+     */
+    Hold acquired(WatchedLock lock, long owner, String field, long requestedLease, int count, String ownerThreadName,
+            long sentNanos, CompletableFuture<?> pending) {
         boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
         long lease = leaseFor(requestedLease);
         Hold hold = holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {
@@ -104,7 +117,18 @@ final class Watchdog {
             if (previous != null && !previous.lost && previous.watchdog) {
                 return previous;
             }
-            return new Hold(lock, owner, field, lease, watchdog, ownerThreadName, nanoTime.getAsLong());
+            Hold fresh = new Hold(lock, owner, field, lease, watchdog, ownerThreadName, sentNanos,
+                    nanoTime.getAsLong());
+            fresh.pending = pending;
+            byKey.compute(lock.key(), (k, ofKey) -> {
+                Set<Hold> holdsOfKey = ofKey != null ? ofKey : ConcurrentHashMap.newKeySet();
+                if (previous != null) {
+                    holdsOfKey.remove(previous);
+                }
+                holdsOfKey.add(fresh);
+                return holdsOfKey;
+            });
+            return fresh;
         });
         hold.count = count;
         return hold;
@@ -114,13 +138,38 @@ final class Watchdog {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
 
+    /**
+     * The shortest lease surely left (in ms, by this client's clock) of the holds of {@code key}
+     * that owners other than {@code field} have and have not lost, or -1 when there are none.
+     */
+    long heldByOthers(String key, String field) {
+        Set<Hold> ofKey = byKey.get(key);
+        if (ofKey == null) {
+            return -1;
+        }
+        long now = nanoTime.getAsLong();
+        long shortest = -1;
+        for (Hold hold : ofKey) {
+            if (!hold.lost && hold.count > 0 && !hold.field.equals(field)) {
+                long left = Math.max(0, hold.leaseLeftMillis(now));
+                shortest = shortest < 0 ? left : Math.min(shortest, left);
+            }
+        }
+        return shortest;
+    }
+
     /** Whether {@code hold} is still the one recorded for its lock and owner (not forgotten, not replaced). */
     private boolean isCurrent(Hold hold) {
         return holds.get(new HoldKey(hold.lock.key(), hold.field)) == hold;
     }
 
     void forget(Hold hold) {
-        holds.remove(new HoldKey(hold.lock.key(), hold.field), hold);
+        if (holds.remove(new HoldKey(hold.lock.key(), hold.field), hold)) {
+            byKey.computeIfPresent(hold.lock.key(), (key, ofKey) -> {
+                ofKey.remove(hold);
+                return ofKey.isEmpty() ? null : ofKey;
+            });
+        }
     }
 
     int size() {
@@ -179,7 +228,11 @@ final class Watchdog {
         long now = nanoTime.getAsLong();
         for (Hold hold : holds.values()) {
             if (hold.watchdog && !hold.lost) {
-                due.add(hold);
+                // A hold whose making write is still on its way is renewed at the next tick, so
+                // the renewal cannot reach Redis before the hold is there.
+                if (!hold.writePending()) {
+                    due.add(hold);
+                }
             } else if (!hold.lost
                     && TimeUnit.NANOSECONDS.toMillis(now - hold.renewedAtNanos) > hold.leaseMillis + leaseMillis) {
                 // A fixed lease that ran out and nobody unlocked: kept for one more watchdog
@@ -267,11 +320,23 @@ final class Watchdog {
         }
     }
 
+    /**
+     * Marks a hold lost outside a tick: the write that made it failed (see {@link Hold#pending}).
+     * Listeners are told once; a hold already forgotten or replaced is left alone.
+     */
+    void lost(Hold hold, Throwable cause) {
+        if (isCurrent(hold)) {
+            markLost(hold, cause, null);
+        }
+    }
+
     private void markLost(Hold hold, Throwable cause, Tally tally) {
         if (hold.lost) {
             return;
         }
-        tally.lost.incrementAndGet();
+        if (tally != null) {
+            tally.lost.incrementAndGet();
+        }
         hold.lossCause = cause;
         hold.renewedAtNanos = nanoTime.getAsLong();
         hold.lost = true;

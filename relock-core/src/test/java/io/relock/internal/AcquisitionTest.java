@@ -61,6 +61,9 @@ class AcquisitionTest {
         final List<Throwable> injectedFailures = new ArrayList<>();
         /** Whether hold-count reads wait at a gate too (the test's own reads never do). */
         volatile boolean gateCounts;
+        /** Whether acquire requests are held back (not sent to Redis) until {@link #sendHeldRequests()}. */
+        volatile boolean holdRequests;
+        private final List<Runnable> heldBack = new ArrayList<>();
 
         GatedDriver(ClientRuntime runtime, LockKeys keys) {
             super(runtime, keys, "reentrant");
@@ -99,10 +102,40 @@ class AcquisitionTest {
             return injectedFailures.isEmpty() ? null : injectedFailures.remove(0);
         }
 
+        synchronized int heldRequests() {
+            return heldBack.size();
+        }
+
+        void sendHeldRequests() {
+            List<Runnable> sending;
+            synchronized (this) {
+                sending = new ArrayList<>(heldBack);
+                heldBack.clear();
+            }
+            sending.forEach(Runnable::run);
+        }
+
+        private CompletableFuture<Attempt> send(LockDriver.Request request) {
+            if (!holdRequests) {
+                return super.acquire(request);
+            }
+            CompletableFuture<Attempt> later = new CompletableFuture<>();
+            synchronized (this) {
+                heldBack.add(() -> super.acquire(request).whenComplete((attempt, error) -> {
+                    if (error != null) {
+                        later.completeExceptionally(error);
+                    } else {
+                        later.complete(attempt);
+                    }
+                }));
+            }
+            return later;
+        }
+
         @Override
         public CompletableFuture<Attempt> acquire(LockDriver.Request request) {
             Throwable failure = takeFailure();
-            CompletableFuture<Attempt> reply = super.acquire(request);
+            CompletableFuture<Attempt> reply = send(request);
             CompletableFuture<Void> gate = gateFor(reply);
             return reply.thenCombine(gate, (attempt, open) -> {
                 if (failure != null) {
@@ -230,17 +263,50 @@ class AcquisitionTest {
         assertThat(runtime.subscribedChannels()).as("given back").isZero();
     }
 
+    /** Starts an acquire of {@code name}, held elsewhere, and parks it queued with the ticket of its second attempt. */
+    private Acquisition queued(LockEngine lock, GatedDriver driver) {
+        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitGates(driver, 1);
+        driver.gate(0).complete(null);
+        awaitGates(driver, 2);
+        driver.gate(1).complete(null); // the subscribed attempt: busy, queued with its ticket
+        awaitState(acquisition, State.PARKED);
+        return acquisition;
+    }
+
     @Test
-    void aQueuedWaiterIsHandedTheLockByTheReleaseAndClaimsItInOneAttempt() throws Exception {
+    void aWaiterHandedTheLockSoonAfterItQueuedReturnsBeforeItsClaimIsAnswered() throws Exception {
         LockEngine holder = holdElsewhere("handed");
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "handed");
-        Acquisition acquisition = lock.start(1, TimeUnit.SECONDS.toNanos(60), LEASE);
-        awaitGates(driver[0], 1);
-        driver[0].gate(0).complete(null);
-        awaitGates(driver[0], 2);
-        driver[0].gate(1).complete(null); // the subscribed attempt: busy, queued with its ticket
-        awaitState(acquisition, State.PARKED);
+        Acquisition acquisition = queued(lock, driver[0]);
+        clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(Acquisition.FAST_CLAIM_WINDOW_MILLIS));
+        holder.unlock();
+        assertThat(resultOf(acquisition).acquired()).as("held with the claim still at its gate").isTrue();
+        awaitGates(driver[0], 3);
+        Eventually.await(PROMPTLY, "the claim ran on Redis", () -> driver[0].reply(2).isDone());
+        assertThat(runtime.lockInfo("handed").remainTimeToLive()).as("the claim set the caller's lease").isGreaterThan(5000);
+        Hold hold = runtime.watchdog().get(lock, 1);
+        assertThat(hold.writePending()).isTrue();
+
+        CompletableFuture<Void> unlock = lock.unlockAsync(1).toCompletableFuture();
+        assertThat(lock.isHeldByThread(1)).as("the unlock waits for the claim's reply").isTrue();
+        assertThat(unlock).isNotDone();
+        driver[0].gate(2).complete(null);
+        unlock.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isLocked()).isFalse();
+        assertThat(driver[0].gatesOpened()).as("one claim after the hand-off").isEqualTo(3);
+        assertThat(runtime.subscribedChannels()).as("given back").isZero();
+    }
+
+    @Test
+    void aWaiterHandedTheLockLongAfterItQueuedReturnsOnlyOnceItsClaimTookTheHold() throws Exception {
+        LockEngine holder = holdElsewhere("handed-late");
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "handed-late");
+        Acquisition acquisition = queued(lock, driver[0]);
+        // Paused, as far as this client can tell: the hand-over lease may be nearly over.
+        clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(Acquisition.FAST_CLAIM_WINDOW_MILLIS + 1));
         holder.unlock();
         Eventually.await(PROMPTLY, "the hand-over", () -> lock.isHeldByThread(1));
         awaitGates(driver[0], 3);
@@ -248,10 +314,36 @@ class AcquisitionTest {
         driver[0].gate(2).complete(null);
         assertThat(resultOf(acquisition).acquired()).isTrue();
         assertThat(driver[0].gatesOpened()).as("one claim after the hand-off").isEqualTo(3);
-        assertThat(lock.isHeldByThread(1)).isTrue();
+        assertThat(runtime.watchdog().get(lock, 1).writePending()).isFalse();
         assertThat(runtime.subscribedChannels()).as("given back").isZero();
         lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void aClaimThatFindsTheHandOffLapsedMakesTheHoldLost() throws Exception {
+        LockEngine holder = holdElsewhere("lapsed");
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "lapsed");
+        Acquisition acquisition = queued(lock, driver[0]);
+        List<io.relock.LockLostEvent> lost = new java.util.concurrent.CopyOnWriteArrayList<>();
+        runtime.addListener(lost::add);
+        driver[0].holdRequests = true;
+        holder.unlock();
+        assertThat(resultOf(acquisition).acquired()).isTrue();
+        // The hand-over lease runs out (and another client takes the lock) before the claim arrives.
+        Eventually.await(PROMPTLY, "the claim was held back", () -> driver[0].heldRequests() == 1);
+        lock.forceUnlock();
+        holdElsewhere("lapsed");
+        driver[0].holdRequests = false;
+        driver[0].sendHeldRequests();
+        awaitGates(driver[0], 3);
+        driver[0].gate(2).complete(null);
+        Eventually.await(PROMPTLY, "the loss was told", () -> lost.size() == 1);
+        assertThat(lost.get(0).lockName()).isEqualTo("lapsed");
+        assertThat(lost.get(0).cause()).hasMessageContaining("had lapsed");
+        assertThatThrownBy(() -> lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS))
+                .hasCauseInstanceOf(IllegalMonitorStateException.class);
     }
 
     @Test
@@ -344,13 +436,22 @@ class AcquisitionTest {
         assertThat(runtime.subscribedChannels()).isZero();
     }
 
+    /** Starts an acquire that parks behind another owner of this client, asking Redis nothing. */
+    private Acquisition parkedBehind(LockEngine lock, GatedDriver driver, long owner) {
+        int gates = driver.gatesOpened();
+        Acquisition acquisition = lock.start(owner, TimeUnit.SECONDS.toNanos(60), LEASE);
+        awaitState(acquisition, State.PARKED);
+        assertThat(driver.gatesOpened()).as("no attempt").isEqualTo(gates);
+        return acquisition;
+    }
+
     @Test
     void anInterruptedWaiterHandsItsWakeUpOnToAnotherWaiterOfItsClient() throws Exception {
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "passed");
         holdElsewhere("passed");
         Acquisition first = parked(lock, driver[0], 1);
-        Acquisition second = parked(lock, driver[0], 2);
+        Acquisition second = parkedBehind(lock, driver[0], 2);
 
         // The first may have been woken by a release meant for either of them when the interrupt
         // came; it cannot tell, so the second tries again rather than sleep for the holder's TTL.
@@ -358,15 +459,56 @@ class AcquisitionTest {
         // the first has ended) wakes the second a second time: two attempts, both told "busy".
         first.cancel();
         assertThat(resultOf(first).acquired()).isFalse();
-        for (int gate = 4; gate < 6; gate++) {
+        for (int gate = 2; gate < 4; gate++) {
             awaitGates(driver[0], gate + 1);
             driver[0].gate(gate).complete(null);
             assertThat(driver[0].reply(gate).get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS).acquired())
                     .as("still held").isFalse();
         }
         awaitState(second, State.PARKED);
-        assertThat(driver[0].gatesOpened()).as("no third attempt").isEqualTo(6);
+        assertThat(driver[0].gatesOpened()).as("no third attempt").isEqualTo(4);
         second.cancel();
         assertThat(resultOf(second).acquired()).isFalse();
+    }
+
+    @Test
+    void aWaiterBehindAnotherOwnerOfItsClientIsHandedTheHoldAtItsReleaseWithoutAskingRedis() throws Exception {
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "local");
+        Acquisition first = lock.start(1, 0, LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        assertThat(resultOf(first).acquired()).isTrue();
+        Acquisition second = parkedBehind(lock, driver[0], 2);
+
+        lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(resultOf(second).acquired()).isTrue();
+        assertThat(driver[0].gatesOpened()).as("no attempt").isEqualTo(1);
+        assertThat(runtime.lockInfo(lock.getName()).holders()).containsOnlyKeys(runtime.clientId() + ":2");
+        assertThat(runtime.watchdog().get(lock, 1)).as("the releaser's hold is forgotten").isNull();
+        assertThat(runtime.subscribedChannels()).as("given back").isZero();
+        lock.unlockAsync(2).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
+    void aHoldWithTooLittleLeaseLeftGoesThroughRedisAndTheWaiterBehindItAsksRedis() throws Exception {
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "short");
+        Acquisition first = lock.start(1, 0, 1500);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        assertThat(resultOf(first).acquired()).isTrue();
+        Acquisition second = parkedBehind(lock, driver[0], 2);
+        clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1500 - LockEngine.HAND_OVER_LEASE_MARGIN_MILLIS + 1));
+
+        lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        awaitGates(driver[0], 2);
+        assertThat(second.result).as("not handed over").isNotDone();
+        driver[0].gate(1).complete(null);
+        assertThat(resultOf(second).acquired()).isTrue();
+        assertThat(runtime.lockInfo(lock.getName()).holders()).containsOnlyKeys(runtime.clientId() + ":2");
+        lock.unlockAsync(2).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isLocked()).isFalse();
     }
 }

@@ -1,35 +1,46 @@
 -- Reentrant acquire (Redisson's layout): a hash of owner -> hold count, expiring after the lease.
 -- KEYS[1] lock key, KEYS[2] hand-off queue (see handoff.lua); ARGV[1] lease in ms; ARGV[2] owner
--- field; ARGV[3] the owner's hold count before this call; ARGV[4] the waiter's ticket, '0' for
--- an attempt that does not queue (a first attempt, a spin lock); ARGV[5] '1' when this call may
--- repeat one that already took effect.
--- Returns nil when acquired (or re-entered, or handed over to this ticket), else the holder's
--- remaining TTL in ms.
-if ARGV[5] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[3]) + 1 then
+-- field; ARGV[3] the owner's hold count before this call; ARGV[4] the ticket to queue with when
+-- the lock is busy, '0' for an attempt that does not queue (a first attempt, a spin lock, a
+-- claim); ARGV[5] the ticket this waiter queued with before, '0' if none: its entry goes, and a
+-- hand-off to it is claimed; ARGV[6] '1' when this call may repeat one that already took effect.
+-- A waiter queues with a new ticket at each attempt, so a ticket names the one attempt that
+-- queued it: a hand-off to it happened after that attempt ran and before the next one did.
+-- Returns nil when acquired (or re-entered, or handed over to one of these tickets), else the
+-- holder's remaining TTL in ms.
+if ARGV[6] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[3]) + 1 then
     -- The first run took effect; its reply was lost. The PEXPIRE is this connection's write for WAIT.
+    if ARGV[5] ~= '0' then
+        redis.call('hdel', KEYS[1], 'relock:granted')
+    end
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
 local free = redis.call('exists', KEYS[1]) == 0
 if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    if not free and ARGV[4] ~= '0' and redis.call('hget', KEYS[1], 'relock:granted') == ARGV[4] then
-        -- A release handed the lock to this waiter before this attempt arrived: the claim. The
-        -- grant is the hold (count 1), not a re-entry on top of it; the lease becomes the caller's.
-        redis.call('hdel', KEYS[1], 'relock:granted')
-        redis.call('pexpire', KEYS[1], ARGV[1])
-        return nil
+    if not free and ARGV[5] ~= '0' then
+        if redis.call('hget', KEYS[1], 'relock:granted') == ARGV[5] then
+            -- A release handed the lock to this waiter before this call arrived: the claim. The
+            -- grant is the hold (count 1), not a re-entry on top of it; the lease becomes the caller's.
+            redis.call('hdel', KEYS[1], 'relock:granted')
+            redis.call('pexpire', KEYS[1], ARGV[1])
+            return nil
+        end
     end
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
-    if ARGV[4] ~= '0' then
-        redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[4])
+    if ARGV[5] ~= '0' then
+        redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
     end
     return nil
 end
 local ttl = redis.call('pttl', KEYS[1])
+if ARGV[5] ~= '0' then
+    redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
+end
 if ARGV[4] ~= '0' then
-    -- Queue (or stay queued) for a hand-off; the entry goes stale unless refreshed by the next
-    -- attempt, which comes at the latest when the holder's lease would run out.
+    -- Queue for a hand-off; the entry goes stale unless replaced by the next attempt, which comes
+    -- at the latest when the holder's lease would run out.
     local time = redis.call('time')
     local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + math.max(ttl, 0) + 5000
     redis.call('zadd', KEYS[2], deadline, ARGV[2] .. ':' .. ARGV[4])
