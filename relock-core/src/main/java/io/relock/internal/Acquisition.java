@@ -152,7 +152,7 @@ final class Acquisition {
         runtime.register(this);
         if (mayWaitBehindOwnClient() && busyHere()) {
             // Redis would only say "busy": wait for this client's holder to hand the lock over.
-            subscribeThen(0, waitNanos, true);
+            subscribeThen(0, TimeUnit.NANOSECONDS.toMillis(waitNanos) + 1, true);
         } else if (reentry) {
             state = State.COUNTING;
             // Recognising a repeat, and undoing an acquire whose outcome stayed unknown,

@@ -235,6 +235,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
             observers.lost(event);
         }
         publishLost(event);
+        hold.lock.holdLost();
     }
 
     /** Tells every listener, on a worker thread: listener code may block, the timer and I/O threads must not. */

@@ -383,9 +383,14 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         return null;
     }
 
+    @Override
+    public void holdLost() {
+        releasedThroughRedis();
+    }
+
     /**
-     * This client's hold of the lock ended through Redis, after it was forgotten: waiters of this
-     * client parked behind it must not wait for a hand-over that will not come.
+     * This client's hold of the lock ended through Redis, after it was forgotten, or was lost:
+     * waiters of this client parked behind it must not wait for a hand-over that will not come.
      */
     private void releasedThroughRedis() {
         UnlockChannels.Channel channel = runtime.channels().existing(channel());

@@ -17,4 +17,7 @@ interface WatchedLock {
 
     /** The script that renews this lock type's holds. */
     Script renewScript();
+
+    /** A hold of this lock was found lost: this client's waiters parked behind it must not wait for it. */
+    default void holdLost() {}
 }
