@@ -62,8 +62,10 @@ import org.slf4j.LoggerFactory;
  * ({@link LockEngine}, {@link LockDriver#transfer}), which returns from {@code lock()} at once.
  *
  * <p>{@link #cancel()} (an interrupt) only sets a flag and fires a parked waiter early; the next
- * transition sees the flag. Whatever the path, {@link #result} completes once, after the
- * subscription is given back and nothing is held that the caller will not hear of.
+ * transition sees the flag. Whatever the path, {@link #result} completes once, with nothing held
+ * that the caller will not hear of. An acquire that failed or gave up completes after its
+ * subscription is given back; one that won gives it back just after, so that the caller's
+ * thread is woken before the unsubscribe is written.
  */
 final class Acquisition {
 
@@ -406,13 +408,9 @@ final class Acquisition {
         }
         int countBefore = before;
         long sentNanos = runtime.nanoTime();
-        CompletableFuture<Attempt> claim;
-        try {
-            claim = driver.acquire(new Request(field, runtime.watchdog().leaseFor(leaseMillis), countBefore,
-                    retryBudget(), false, 0, claimed));
-        } catch (RuntimeException e) {
-            claim = CompletableFuture.failedFuture(e);
-        }
+        // The caller is told first and the claim sent after: its later calls about the hold wait
+        // for the claim's reply anyway, and on a busy machine its thread starts sooner this way.
+        CompletableFuture<Attempt> claim = new CompletableFuture<>();
         Hold hold = held(countBefore + 1, sentNanos, claim);
         claim.whenComplete((attempt, error) -> {
             if (error == null && attempt.acquired()) {
@@ -427,6 +425,18 @@ final class Acquisition {
             }
         });
         ended(Attempt.acquired(0), null);
+        try {
+            driver.acquire(new Request(field, runtime.watchdog().leaseFor(leaseMillis), countBefore, retryBudget(),
+                    false, 0, claimed)).whenComplete((attempt, error) -> {
+                        if (error != null) {
+                            claim.completeExceptionally(error);
+                        } else {
+                            claim.complete(attempt);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            claim.completeExceptionally(e);
+        }
     }
 
     /**
@@ -602,8 +612,9 @@ final class Acquisition {
         RuntimeException failure = error != null || acquired ? error : abortCause;
         runtime.unregister(this);
         if (acquired) {
-            releaseSubscription();
+            // Told first: the caller's thread then starts while the unsubscribe is written.
             complete(outcome, failure);
+            releaseSubscription();
             return;
         }
         state = State.LEAVING;
