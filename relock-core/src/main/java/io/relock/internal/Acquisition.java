@@ -384,8 +384,9 @@ final class Acquisition {
             fresh = ticket != 0 && runtime.nanoTime() - ticketSentNanos
                     <= TimeUnit.MILLISECONDS.toNanos(FAST_CLAIM_WINDOW_MILLIS);
         }
-        // With replica sync the claim must be confirmed by replicas before the caller holds.
-        if (fresh && runtime.gateway().replicaSyncMinReplicas() == 0 && waiter.take()) {
+        // With replica sync the claim must be confirmed by replicas before the caller holds; a
+        // cancelled waiter's attempt ends it, and its leave passes the hand-off on.
+        if (fresh && !cancelled && runtime.gateway().replicaSyncMinReplicas() == 0 && waiter.take()) {
             adoptGrant();
         } else {
             waiter.fire();
@@ -400,6 +401,11 @@ final class Acquisition {
     private void adoptGrant() {
         if (!finished.compareAndSet(false, true)) {
             // Ended otherwise (the client closing): its leave passes the hand-off on.
+            return;
+        }
+        if (cancelled) {
+            // Interrupted meanwhile: not acquired, and the leave passes the hand-off on.
+            ended(Attempt.NOT_ACQUIRED, null);
             return;
         }
         long claimed;

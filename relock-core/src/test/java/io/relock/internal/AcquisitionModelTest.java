@@ -3,18 +3,12 @@ package io.relock.internal;
 import static io.relock.internal.ModelScenarios.scenario;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.util.Timer;
-import io.relock.AcquireEvent;
-import io.relock.LockObserver;
 import io.relock.internal.LockDriver.Attempt;
 import io.relock.internal.LockDriver.Request;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Validate;
@@ -80,26 +74,21 @@ class AcquisitionModelTest {
         private static final String FIELD = "client:7";
         private static final long WAIT_MILLIS = 10_000;
 
-        private final AtomicLong clock = new AtomicLong(TimeUnit.SECONDS.toNanos(100));
-        private final ManualTimer timer = new ManualTimer();
         /** Who holds the lock on "Redis": another client at first, later perhaps this owner, or nobody. */
         private String holder = "other"; // guarded by this
         /** Acquire calls sent and not answered yet, oldest first. */
         private final ArrayDeque<CompletableFuture<Attempt>> pending = new ArrayDeque<>(); // guarded by this
-        private final AtomicInteger subscribes = new AtomicInteger();
-        private final AtomicInteger unsubscribes = new AtomicInteger();
-        private final AtomicInteger ends = new AtomicInteger();
         /** Set once {@link Acquisition#cancel()} has returned. */
         private volatile boolean interrupted;
         /** Whether Redis granted the lock to an attempt whose reply came after the interrupt. */
         private volatile boolean wonAfterInterrupt;
-        private final List<Acquisition> waiting = new ArrayList<>(); // guarded by this
         private final RuntimeException closing = new IllegalStateException("client closing");
-        private final Client client = new Client();
+        private final ModelClient client = new ModelClient();
         private final Acquisition acquisition;
 
         public Race() {
-            acquisition = new Acquisition(new Lock(client, new Driver()), OWNER, TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS),
+            acquisition = new Acquisition(client.lock(new Driver(), NAME, CHANNEL), OWNER,
+                    TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS),
                     Args.WATCHDOG_LEASE);
             acquisition.begin();
         }
@@ -158,177 +147,6 @@ class AcquisitionModelTest {
             }
         }
 
-        /** The lock as the acquisition sees it; an undo goes straight to the driver, as the engine's does. */
-        private static final class Lock extends AcquirableLock {
-
-            private final Client client;
-            private final Driver driver;
-            private final LockKeys keys = new LockKeys(NAME, NAME, CHANNEL);
-
-            Lock(Client client, Driver driver) {
-                this.client = client;
-                this.driver = driver;
-            }
-
-            @Override
-            public String getName() {
-                return NAME;
-            }
-
-            @Override
-            public String key() {
-                return NAME;
-            }
-
-            @Override
-            public String type() {
-                return driver.type();
-            }
-
-            @Override
-            public Script renewScript() {
-                return driver.renewScript();
-            }
-
-            @Override
-            LockClient client() {
-                return client;
-            }
-
-            @Override
-            LockDriver driver() {
-                return driver;
-            }
-
-            @Override
-            LockKeys keys() {
-                return keys;
-            }
-
-            @Override
-            WaitPolicy waitPolicy() {
-                return WaitPolicy.PUB_SUB;
-            }
-
-            @Override
-            String fieldOf(long owner) {
-                return "client:" + owner;
-            }
-
-            @Override
-            String describe(String operation) {
-                return operation + " lock '" + NAME + "'";
-            }
-
-            @Override
-            CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
-                return driver.rollback(fieldOf(owner), countBefore);
-            }
-        }
-
-        /** The client on stand-ins: a confirmed write path, channels on a fake pub/sub, a watchdog that never ticks. */
-        private final class Client extends LockClient {
-
-            // Built here rather than read from WriteConfirmation.CONFIRMED: Lincheck cannot restore a
-            // record class's static fields between interleavings (Unsafe refuses their offsets).
-            private final WriteConfirmation confirmed = new WriteConfirmation(WriteConfirmation.Outcome.CONFIRMED, 0);
-            /** When set, every write confirmation waits for it (only the plain test sets it). */
-            volatile CompletableFuture<WriteConfirmation> confirmations;
-            private final WatchdogTest.FakeRenewals renewals = new WatchdogTest.FakeRenewals();
-            private final Watchdog watchdog = new Watchdog(renewals, timer, clock::get, 30_000, (hold, cause) -> { },
-                    new Observers(List.of()), () -> { });
-            private final Observers observers = new Observers(List.of(new LockObserver() {
-                @Override
-                public void onAcquireEnd(AcquireEvent event, Object context) {
-                    ends.incrementAndGet();
-                }
-            }));
-            private final UnlockChannels channels = new UnlockChannels(new UnlockChannels.Commands() {
-                @Override
-                public CompletableFuture<Void> subscribe(String channel) {
-                    subscribes.incrementAndGet();
-                    return CompletableFuture.completedFuture(null);
-                }
-
-                @Override
-                public CompletableFuture<Void> unsubscribe(String channel) {
-                    unsubscribes.incrementAndGet();
-                    return CompletableFuture.completedFuture(null);
-                }
-            }, timer, false);
-            private final WriteGateway gateway = new WriteGateway() {
-                @Override
-                public long connectionEpoch() {
-                    return 0;
-                }
-
-                @Override
-                public CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore) {
-                    CompletableFuture<WriteConfirmation> gate = confirmations;
-                    return gate != null ? gate : CompletableFuture.completedFuture(confirmed);
-                }
-
-                @Override
-                public int replicaSyncMinReplicas() {
-                    return 0;
-                }
-
-                @Override
-                public long replicaSyncTimeoutMillis() {
-                    return 0;
-                }
-            };
-
-            @Override
-            long nanoTime() {
-                return clock.get();
-            }
-
-            @Override
-            Observers observers() {
-                return observers;
-            }
-
-            @Override
-            Watchdog watchdog() {
-                return watchdog;
-            }
-
-            @Override
-            WriteGateway gateway() {
-                return gateway;
-            }
-
-            @Override
-            Timer timer() {
-                return timer;
-            }
-
-            @Override
-            RedisGateway.Budget budget(long waitDeadlineNanos) {
-                return new RedisGateway.Budget(waitDeadlineNanos, waitDeadlineNanos);
-            }
-
-            @Override
-            UnlockChannels channels() {
-                return channels;
-            }
-
-            @Override
-            void register(Acquisition acquisition) {
-                synchronized (Race.this) {
-                    waiting.add(acquisition);
-                }
-            }
-
-            @Override
-            void unregister(Acquisition acquisition) {
-                synchronized (Race.this) {
-                    waiting.remove(acquisition);
-                }
-            }
-        }
-
         synchronized String holder() {
             return holder;
         }
@@ -383,8 +201,8 @@ class AcquisitionModelTest {
         /** The wait runs out: the clock passes the deadline and every timeout due fires. */
         @Operation(nonParallelGroup = "timer")
         public void timeOut() throws Exception {
-            clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS + 1));
-            timer.elapse();
+            client.clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS + 1));
+            client.timer.elapse();
         }
 
         /**
@@ -403,8 +221,8 @@ class AcquisitionModelTest {
             if (!acquisition.result.isDone()) {
                 throw new IllegalStateException("the acquire never ended: " + acquisition);
             }
-            if (ends.get() != 1) {
-                throw new IllegalStateException("the acquire ended " + ends.get() + " times");
+            if (client.ends.get() != 1) {
+                throw new IllegalStateException("the acquire ended " + client.ends.get() + " times");
             }
             boolean acquired = !acquisition.result.isCompletedExceptionally() && acquisition.result.get().acquired();
             String held;
@@ -421,14 +239,11 @@ class AcquisitionModelTest {
                 throw new IllegalStateException("caller told acquired=" + acquired + " but the watchdog tracks "
                         + client.watchdog.size() + " holds");
             }
-            if (client.channels.subscribedChannels() != 0 || unsubscribes.get() != subscribes.get()) {
-                throw new IllegalStateException(subscribes + " subscribes, " + unsubscribes + " unsubscribes, "
-                        + client.channels.subscribedChannels() + " channels still subscribed");
+            if (!client.channelsGivenBack()) {
+                throw new IllegalStateException(client.channelsText());
             }
-            synchronized (this) {
-                if (!waiting.isEmpty()) {
-                    throw new IllegalStateException("the client still lists the wait");
-                }
+            if (client.anyWaiting()) {
+                throw new IllegalStateException("the client still lists the wait");
             }
         }
     }
