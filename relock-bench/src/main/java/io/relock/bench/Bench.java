@@ -130,18 +130,26 @@ public final class Bench {
             return "S0 not selected";
         }
         Path benchmark = S0Ceiling.locate(RedisBinary.locate().path());
+        String note = benchmark != null ? "redis-benchmark: " + benchmark
+                : "S0's redis-benchmark part skipped: redis-benchmark was not found on PATH nor next to "
+                        + RedisBinary.locate().path() + " (install Redis's tools to see the ceiling)";
         if (benchmark == null) {
-            String note = "S0 skipped: redis-benchmark was not found on PATH nor next to "
-                    + RedisBinary.locate().path() + " (install Redis's tools to see the ceiling)";
             out.println(note);
-            return note;
         }
         for (int repeat = 0; repeat < options.repeats(); repeat++) {
-            out.println("[S0] redis-benchmark, repeat " + (repeat + 1));
             // Half a window per test: the ceiling is a reference line, not a comparison.
-            rows.addAll(S0Ceiling.run(benchmark, server, options.window().dividedBy(2), repeat));
+            if (benchmark != null) {
+                out.println("[S0] redis-benchmark, repeat " + (repeat + 1));
+                rows.addAll(S0Ceiling.run(benchmark, server, options.window().dividedBy(2), repeat));
+            }
+            out.println("[S0] the JVM client's floor (Lettuce, no lock library), repeat " + (repeat + 1));
+            try {
+                rows.addAll(JvmFloor.run(server, options.window().dividedBy(2), repeat));
+            } catch (Exception e) {
+                throw new IOException("the JVM floor could not be measured", e);
+            }
         }
-        return "redis-benchmark: " + benchmark;
+        return note;
     }
 
     private static List<Report.Run> workers(Options options, RedisServer server, List<RedisServer> masters,

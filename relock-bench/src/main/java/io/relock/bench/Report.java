@@ -259,6 +259,55 @@ final class Report {
         return median(ceilingRowsOf(1).stream().map(S0Ceiling.Row::p50Millis).toList()) * 1e3;
     }
 
+    /** The median over the repeats of a JVM floor test's p50 (see {@link JvmFloor}), in µs; NaN if not run. */
+    double floorMicros(String test) {
+        return median(ceiling.stream().filter(row -> row.test().equals(test)).map(S0Ceiling.Row::p50Millis).toList())
+                * 1e3;
+    }
+
+    /**
+     * The JVM floor of a latency metric, in µs: two bare round trips for a cycle, the bare
+     * publish-to-woken-thread for a hand-off; NaN for other metrics or when not measured.
+     */
+    double floorOf(Metric metric) {
+        return switch (metric) {
+            case CYCLE_P50_US -> 2 * floorMicros(JvmFloor.ROUND_TRIP);
+            case HANDOFF_P50_US -> floorMicros(JvmFloor.HAND_OFF);
+            default -> Double.NaN;
+        };
+    }
+
+    private static final String FLOOR_TEXT = "Against the JVM floor: latencies over what a bare Lettuce client takes "
+            + "for the same shape on this machine (S0, no lock library): two synchronous EVALSHA round trips for a "
+            + "cycle, a published message waking a blocked thread of another connection for a hand-off";
+
+    /** Per latency item: the JVM floor, then each library's median over it. */
+    private List<String[]> floorComparisonRows() {
+        List<String[]> rows = new ArrayList<>();
+        List<String> header = new ArrayList<>(List.of("case", "against", "floor"));
+        for (Library library : Library.values()) {
+            header.add(library.displayName());
+        }
+        rows.add(header.toArray(String[]::new));
+        for (CeilingItem item : CEILING_ITEMS) {
+            double floor = floorOf(item.metric());
+            if (item.isRate() || !Double.isFinite(floor) || !caseIds().contains(item.caseId())) {
+                continue;
+            }
+            List<String> row = new ArrayList<>();
+            row.add(title(item.caseId()) + " [" + item.caseId() + "]");
+            row.add(item.metric().label() + (item.metric() == Metric.CYCLE_P50_US ? " ÷ 2 JVM round trips"
+                    : " ÷ JVM publish → woken thread"));
+            row.add(item.metric().format(floor) + " µs");
+            for (Library library : Library.values()) {
+                double value = values(item.caseId(), library, item.metric()).median() / floor;
+                row.add(Double.isFinite(value) ? times(value) : "–");
+            }
+            rows.add(row.toArray(String[]::new));
+        }
+        return rows;
+    }
+
     private List<S0Ceiling.Row> ceilingRowsOf(int connections) {
         return ceiling.stream().filter(row -> row.test().equals(CEILING_TEST) && row.connections() == connections)
                 .toList();
@@ -353,12 +402,13 @@ final class Report {
         out.append("  method:   ").append(methodText()).append("\n\n");
 
         if (options.scenarios().contains("S0")) {
-            out.append("S0 ceiling: redis-benchmark against the same redis-server (no lock library)\n");
+            out.append("S0 ceiling: redis-benchmark, and a bare Lettuce client (the JVM floor), against the same "
+                    + "redis-server (no lock library)\n");
             if (ceiling.isEmpty()) {
                 out.append("  ").append(ceilingNote).append('\n');
             } else {
                 for (String[] row : ceilingRows()) {
-                    out.append(String.format(Locale.ROOT, "  %-14s %-14s %-24s %s%n", (Object[]) row));
+                    out.append(String.format(Locale.ROOT, "  %-38s %-14s %-24s %s%n", (Object[]) row));
                 }
             }
             out.append('\n');
@@ -370,6 +420,11 @@ final class Report {
             out.append("Against the ceiling: rates as a share of half S0's EVALSHA rate (a cycle is two script calls), "
                     + "latencies in EVALSHA round trips (S0's p50, one connection)\n");
             out.append(columns(againstCeiling, 2)).append('\n');
+        }
+        List<String[]> againstFloor = floorComparisonRows();
+        if (againstFloor.size() > 1) {
+            out.append(FLOOR_TEXT).append('\n');
+            out.append(columns(againstFloor, 2)).append('\n');
         }
         out.append(goalsText());
         out.append('\n').append(correctnessText()).append('\n');
@@ -440,8 +495,9 @@ final class Report {
             Values rps = new Values(of.stream().map(S0Ceiling.Row::requestsPerSecond).toList());
             double p50 = median(of.stream().map(S0Ceiling.Row::p50Millis).toList());
             double p99 = median(of.stream().map(S0Ceiling.Row::p99Millis).toList());
-            rows.add(new String[] {of.get(0).test(), "-c " + of.get(0).connections(), spread(Metric.CYCLES_PER_S, rps),
-                    String.format(Locale.ROOT, "%.3f / %.3f", p50, p99)});
+            boolean jvm = of.get(0).test().startsWith("JVM");
+            rows.add(new String[] {of.get(0).test(), (jvm ? "" : "-c ") + of.get(0).connections(),
+                    spread(Metric.CYCLES_PER_S, rps), String.format(Locale.ROOT, "%.3f / %.3f", p50, p99)});
         }
         return rows;
     }
@@ -590,8 +646,17 @@ final class Report {
             case ROUND_TRIPS_AT_MOST -> {
                 String count = goal.roundTrips() == 1 ? String.format(Locale.ROOT, "%.2f RT", value)
                         : times(value) + " " + goal.roundTrips() + " RT";
-                return count + " (Relock " + metric.format(relock) + " µs; 1 RT = " + metric.format(roundTripMicros())
-                        + " µs)";
+                String text = count + " (Relock " + metric.format(relock) + " µs; 1 RT = "
+                        + metric.format(roundTripMicros()) + " µs)";
+                double floor = floorOf(metric);
+                if (Double.isFinite(floor)) {
+                    double floorRoundTrips = floor / (goal.roundTrips() * roundTripMicros());
+                    text += "; the JVM floor alone is " + (goal.roundTrips() == 1
+                            ? String.format(Locale.ROOT, "%.2f RT", floorRoundTrips)
+                            : times(floorRoundTrips) + " " + goal.roundTrips() + " RT") + " (" + metric.format(floor)
+                            + " µs), Relock " + times(relock / floor) + " of it";
+                }
+                return text;
             }
             default -> {
                 List<String> peers = new ArrayList<>();
@@ -724,8 +789,13 @@ final class Report {
                     + "calls); latencies in EVALSHA round trips (RT: S0's p50 with one connection).\n\n");
             out.append(markdownTable(againstCeiling, 2));
         }
+        List<String[]> againstFloor = floorComparisonRows();
+        if (againstFloor.size() > 1) {
+            out.append("\n## Against the JVM floor\n\n").append(FLOOR_TEXT).append(".\n\n");
+            out.append(markdownTable(againstFloor, 2));
+        }
         if (options.scenarios().contains("S0")) {
-            out.append("\n## S0 ceiling (redis-benchmark, same server, no lock library)\n\n");
+            out.append("\n## S0 ceiling (redis-benchmark and a bare Lettuce client, same server, no lock library)\n\n");
             if (ceiling.isEmpty()) {
                 out.append(ceilingNote).append('\n');
             } else {

@@ -66,6 +66,25 @@ class ReportTest {
     }
 
     @Test
+    void latenciesAreAlsoReadAgainstTheJvmFloor() {
+        result("S3/w1c", Library.RELOCK, Map.of(Metric.HANDOFF_P50_US, 300.0), Map.of(Metric.HANDOFF_P50_US, 320.0));
+        result("S3/w1c", Library.REGISTRY, Map.of(Metric.HANDOFF_P50_US, 450.0), Map.of(Metric.HANDOFF_P50_US, 470.0));
+        result("S1/t1", Library.RELOCK, Map.of(Metric.CYCLE_P50_US, 150.0), Map.of(Metric.CYCLE_P50_US, 150.0));
+        ceiling.add(new S0Ceiling.Row(0, Report.CEILING_TEST, 1, 25_000, 0.040, 0.1));
+        ceiling.add(new S0Ceiling.Row(0, JvmFloor.ROUND_TRIP, 1, 16_000, 0.060, 0.1));
+        ceiling.add(new S0Ceiling.Row(0, JvmFloor.HAND_OFF, 1, 400, 0.220, 0.5));
+        Report report = report();
+
+        assertThat(report.floorOf(Metric.CYCLE_P50_US)).as("two bare round trips").isCloseTo(120, within(1e-9));
+        assertThat(report.floorOf(Metric.HANDOFF_P50_US)).isCloseTo(220, within(1e-9));
+        assertThat(report.roundTripMicros()).as("redis-benchmark's, not the JVM's").isCloseTo(40, within(1e-9));
+        assertThat(report.text()).containsPattern("hand-off p50 µs ÷ JVM publish → woken thread +220 µs +1\\.41× +–"
+                + " +2\\.09×")
+                .contains("the JVM floor alone is 5.50 RT (220 µs), Relock 1.41× of it")
+                .contains("the JVM floor alone is 1.50× 2 RT (120 µs), Relock 1.25× of it");
+    }
+
+    @Test
     void aCaseALibraryHasNothingForIsShownAsNotAvailableAndNeedsNoWorker() {
         assertThat(Bench.libraries(new S4FairAndRedLock(), List.of("S4/fair10", "S4/redlock")))
                 .containsExactly(Library.RELOCK, Library.REDISSON);
