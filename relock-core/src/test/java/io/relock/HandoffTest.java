@@ -281,6 +281,72 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
+     * History: one client's 6 threads take one lock over and over, with nothing to do outside it,
+     * until 360 sections ran. Every thread got at least a quarter of its fair share (60): a
+     * release hands the lock to the waiter that asked first, the one holding the client's place
+     * in the queue on Redis included (passed over, it got nothing at all: with no other client,
+     * no hand-off through Redis ever reaches it). No two threads ever held together.
+     */
+    @Test
+    void everyThreadOfAClientGetsItsTurnWhileTheLockIsHandedOn() throws Exception {
+        takeTurns("turns-one-client", 1, 6);
+    }
+
+    /** History: as above, with 2 clients × 3 threads, so that the lock also goes from client to client. */
+    @Test
+    void everyThreadOfTwoClientsGetsItsTurnWhileTheLockIsHandedOn() throws Exception {
+        takeTurns("turns-two-clients", 2, 3);
+    }
+
+    private void takeTurns(String name, int clientCount, int threadsPerClient) throws Exception {
+        int total = 360;
+        List<DistributedLock> locks = new ArrayList<>();
+        for (int c = 0; c < clientCount; c++) {
+            Relock relock = clients.create();
+            for (int t = 0; t < threadsPerClient; t++) {
+                locks.add(relock.getLock(name));
+            }
+        }
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger sections = new AtomicInteger();
+        int[] perThread = new int[locks.size()];
+        CountDownLatch gate = new CountDownLatch(1);
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        for (int i = 0; i < locks.size(); i++) {
+            DistributedLock lock = locks.get(i);
+            int me = i;
+            workers.add(Threads.run(() -> {
+                gate.await();
+                while (sections.get() < total) {
+                    lock.lock();
+                    try {
+                        if (!inside.compareAndSet(false, true)) {
+                            overlaps.incrementAndGet();
+                        }
+                        if (sections.incrementAndGet() <= total) {
+                            perThread[me]++;
+                        }
+                        inside.set(false);
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+                return null;
+            }));
+        }
+        gate.countDown();
+        for (CompletableFuture<Void> worker : workers) {
+            worker.get(60, TimeUnit.SECONDS);
+        }
+        System.out.printf("%s: sections per thread %s%n", name, java.util.Arrays.toString(perThread));
+        assertThat(overlaps).hasValue(0);
+        assertThat(java.util.Arrays.stream(perThread).min().orElseThrow()).as("fewest sections of a thread, of %s",
+                java.util.Arrays.toString(perThread)).isGreaterThanOrEqualTo(total / locks.size() / 4);
+        assertThat(server.command("EXISTS", name, queue(name))).isEqualTo(0L);
+    }
+
+    /**
      * History: client A's 3 threads take one lock over and over, handing it among themselves, and
      * each looks at the queue on Redis while it holds the lock; client B asks for the lock once,
      * and queues. A holds the lock with B's entry on Redis at most twice

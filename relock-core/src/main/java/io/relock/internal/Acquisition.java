@@ -85,6 +85,11 @@ final class Acquisition {
 
     final long owner;
     final CompletableFuture<Attempt> result = new CompletableFuture<>();
+    /**
+     * Whether the caller blocks on {@link #result} (the synchronous API), so that completing it
+     * only wakes that thread; else its completion runs the caller's own continuations.
+     */
+    private final boolean callerBlocks;
     private final long leaseMillis;
     private final long waitNanos;
     private final long startNanos;
@@ -130,7 +135,13 @@ final class Acquisition {
     /** This waiter's ticket was published since its last attempt began: the next one claims the lock. */
     private volatile boolean ticketHeard;
 
+    /** An acquire whose caller takes the result as a stage (see {@link #callerBlocks}). */
     Acquisition(AcquirableLock lock, long owner, long waitNanos, long leaseMillis) {
+        this(lock, owner, waitNanos, leaseMillis, false);
+    }
+
+    Acquisition(AcquirableLock lock, long owner, long waitNanos, long leaseMillis, boolean callerBlocks) {
+        this.callerBlocks = callerBlocks;
         this.lock = lock;
         this.runtime = lock.client();
         this.driver = lock.driver();
@@ -462,12 +473,23 @@ final class Acquisition {
     /**
      * A release of another owner of this client handed its hold to this waiter with
      * {@code transfer}, sent at {@code sentNanos}: the hold is recorded with the transfer as its
-     * pending write, and the acquire ends as acquired at once.
+     * pending write, and the acquire ends as acquired at once (for an async caller, on the
+     * client's worker threads).
      */
     Hold handedOver(long sentNanos, CompletableFuture<?> transfer) {
         Hold hold = held(1, sentNanos, transfer);
-        ended(Attempt.acquired(0), null);
+        if (callerBlocks) {
+            ended(Attempt.acquired(0), null);
+        } else {
+            // Not on the releasing owner's thread: an async caller's continuations would run in its unlock().
+            runtime.executor().execute(() -> ended(Attempt.acquired(0), null));
+        }
         return hold;
+    }
+
+    /** When this acquire started, by the client's clock: a hand-over goes to the waiter that started first. */
+    long startedNanos() {
+        return startNanos;
     }
 
     /** The owner field this waiter would hold with. */
@@ -566,7 +588,7 @@ final class Acquisition {
             subscribedEpoch = runtime.gateway().connectionEpoch();
             subscription.set(subscribed);
             if (finished.get()) {
-                releaseSubscription();
+                releaseSubscription(false);
             } else if (behindOwnClient) {
                 parkBehindOwnClient(subscribed);
             } else {
@@ -620,7 +642,7 @@ final class Acquisition {
         if (acquired) {
             // Told first: the caller's thread then starts while the unsubscribe is written.
             complete(outcome, failure);
-            releaseSubscription();
+            releaseSubscription(true);
             return;
         }
         state = State.LEAVING;
@@ -635,7 +657,7 @@ final class Acquisition {
                         Exceptions.unwrap(abandonError).toString());
             }
             // Given back only now: the next waiter of this client queues once this entry is gone.
-            releaseSubscription();
+            releaseSubscription(false);
             complete(outcome, failure);
         });
     }
@@ -668,7 +690,8 @@ final class Acquisition {
                 observed);
     }
 
-    private void releaseSubscription() {
+    /** Gives the subscription back; {@code held} when this acquire ended holding the lock. */
+    private void releaseSubscription(boolean held) {
         UnlockChannels.Channel subscribed = subscription.getAndSet(null);
         if (subscribed != null) {
             long last;
@@ -678,7 +701,7 @@ final class Acquisition {
             if (last != 0) {
                 subscribed.forgetGrant(last);
             }
-            subscribed.leaveQueue(this);
+            subscribed.leaveQueue(this, held);
             runtime.channels().release(subscribed);
         }
     }

@@ -162,6 +162,11 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         return nanoTime.getAsLong();
     }
 
+    @Override
+    java.util.concurrent.Executor executor() {
+        return resources.eventExecutorGroup();
+    }
+
     /** The Redis key of a lock. */
     public String key(String name) {
         return config.keyPrefix() + name;

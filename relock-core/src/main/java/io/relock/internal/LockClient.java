@@ -1,6 +1,7 @@
 package io.relock.internal;
 
 import io.netty.util.Timer;
+import java.util.concurrent.Executor;
 
 /**
  * What an {@link Acquisition} needs of the client it runs in: the clock, the observers, the
@@ -25,6 +26,9 @@ abstract class LockClient {
     abstract Timer timer();
 
     abstract UnlockChannels channels();
+
+    /** Where work that may run user code goes, off the I/O and timer threads and off callers' threads. */
+    abstract Executor executor();
 
     /** A wait starts: aborted if the client closes before it ends. */
     abstract void register(Acquisition acquisition);

@@ -231,7 +231,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     /** Acquires for the calling thread; an interrupt is remembered, not obeyed. */
     Attempt acquireUninterruptibly(long waitNanos, long leaseMillis) {
-        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
+        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis, true);
         return Futures.await(acquisition.result, describe("acquire"));
     }
 
@@ -240,7 +240,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + getName() + "'");
         }
-        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis);
+        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis, true);
         try {
             return acquisition.result.get();
         } catch (ExecutionException e) {
@@ -312,9 +312,15 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     // ---- the engine --------------------------------------------------------------------------
 
+    /** Starts an acquire whose caller takes the result as a stage. */
     Acquisition start(long owner, long waitNanos, long leaseMillis) {
+        return start(owner, waitNanos, leaseMillis, false);
+    }
+
+    /** Starts an acquire; {@code callerBlocks} when the caller waits for the result (the synchronous API). */
+    Acquisition start(long owner, long waitNanos, long leaseMillis, boolean callerBlocks) {
         runtime.checkOpen();
-        Acquisition acquisition = new Acquisition(this, owner, waitNanos, leaseMillis);
+        Acquisition acquisition = new Acquisition(this, owner, waitNanos, leaseMillis, callerBlocks);
         acquisition.begin();
         return acquisition;
     }

@@ -115,15 +115,25 @@ final class Parking {
     }
 
     /**
-     * Takes the longest parked waiter whose acquisition {@code eligible} accepts: it wakes no
-     * more (no message, no timeout), and its acquisition is the caller's to end. Null if none.
+     * Takes the parked waiter whose acquire started first, among those {@code eligible} accepts:
+     * it wakes no more (no message, no timeout), and its acquisition is the caller's to end. By
+     * the start of the acquire, not of the park: a waiter woken to try again parks anew, and
+     * must not lose its turn for it. Null if none.
      */
     Acquisition take(Predicate<Acquisition> eligible) {
         UnlockChannels.Waiter taken = null;
         synchronized (this) {
+            List<UnlockChannels.Waiter> candidates = new ArrayList<>();
             for (UnlockChannels.Waiter waiter : parked) {
-                if (waiter.acquisition != null && eligible.test(waiter.acquisition) && waiter.claim()) {
-                    taken = waiter;
+                if (waiter.acquisition != null && eligible.test(waiter.acquisition)) {
+                    candidates.add(waiter);
+                }
+            }
+            candidates.sort((a, b) -> Long.compare(a.acquisition.startedNanos() - b.acquisition.startedNanos(), 0));
+            for (UnlockChannels.Waiter candidate : candidates) {
+                // One woken meanwhile (a message, its timeout) is on its way out: the next.
+                if (candidate.claim()) {
+                    taken = candidate;
                     break;
                 }
             }

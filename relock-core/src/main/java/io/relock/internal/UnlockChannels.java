@@ -285,19 +285,25 @@ public final class UnlockChannels {
         }
 
         /**
-         * {@code waiter} has no entry on Redis any more (it holds the lock, or left the queue): if
-         * it was the queued one, the longest parked waiter of this client retries at once and
-         * queues in its place.
+         * {@code waiter} has no entry on Redis any more: it left the queue, or it holds the lock
+         * ({@code holds}). If it was the queued one, the longest parked waiter of this client
+         * retries at once and queues in its place, or nothing would queue for them. While this
+         * client holds the lock that place only keeps its turn among other clients, so it is taken
+         * over only when the last hand-over here saw others queued; when one shows up later, the
+         * hand-overs here end and the release through Redis sends a waiter to queue
+         * ({@link #releasedThroughRedis()}).
          */
-        void leaveQueue(Acquisition waiter) {
+        void leaveQueue(Acquisition waiter, boolean holds) {
             boolean wasQueued;
+            boolean passOn;
             synchronized (this) {
                 wasQueued = queuedWaiter == waiter;
                 if (wasQueued) {
                     queuedWaiter = null;
                 }
+                passOn = wasQueued && (!holds || othersQueued);
             }
-            if (wasQueued) {
+            if (passOn) {
                 parking.signal(false);
             }
         }
@@ -313,21 +319,20 @@ public final class UnlockChannels {
 
         /**
          * Takes the longest parked waiter that {@code eligible} accepts, so that a release hands it
-         * the lock (see {@link Parking#take}): one without a queue entry first, so this client
-         * keeps its place on Redis. Null if there is none, or if this client has handed the lock
-         * between its own owners {@code maxStreak} times in a row while other clients waited:
-         * then the lock goes through Redis, to the next of them.
+         * the lock (see {@link Parking#take}): first come, first served, whether or not it is the
+         * one holding this client's place in the queue on Redis (that place then passes to the
+         * next waiter, see {@link #leaveQueue}); passing it over would starve it. Null if there is
+         * none, or if this client has handed the lock between its own owners {@code maxStreak}
+         * times in a row while other clients waited: then the lock goes through Redis, to the next
+         * of them.
          */
         Acquisition takeForHandOver(Predicate<Acquisition> eligible, int maxStreak) {
-            Acquisition queued;
             synchronized (this) {
                 if (othersQueued && localStreak >= maxStreak) {
                     return null;
                 }
-                queued = queuedWaiter;
             }
-            Acquisition taken = parking.take(waiter -> waiter != queued && eligible.test(waiter));
-            return taken != null ? taken : parking.take(eligible);
+            return parking.take(eligible);
         }
 
         /**

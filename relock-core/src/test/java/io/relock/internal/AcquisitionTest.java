@@ -497,6 +497,24 @@ class AcquisitionTest {
     }
 
     @Test
+    void anAsyncWaiterHandedTheHoldByAnotherOwnerContinuesOffTheReleasingThread() throws Exception {
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "async-local");
+        Acquisition first = lock.start(1, 0, LEASE);
+        awaitGates(driver[0], 1);
+        driver[0].gate(0).complete(null);
+        assertThat(resultOf(first).acquired()).isTrue();
+        Acquisition second = parkedBehind(lock, driver[0], 2);
+        CompletableFuture<Thread> continuedOn = second.result.thenApply(attempt -> Thread.currentThread());
+
+        lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(continuedOn.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isNotSameAs(Thread.currentThread());
+        assertThat(runtime.lockInfo(lock.getName()).holders()).containsOnlyKeys(runtime.clientId() + ":2");
+        lock.unlockAsync(2).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @Test
     void aHoldWithTooLittleLeaseLeftGoesThroughRedisAndTheWaiterBehindItAsksRedis() throws Exception {
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "short");

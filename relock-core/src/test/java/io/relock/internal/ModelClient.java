@@ -111,6 +111,11 @@ final class ModelClient extends LockClient {
     }
 
     @Override
+    java.util.concurrent.Executor executor() {
+        return Runnable::run;
+    }
+
+    @Override
     synchronized void register(Acquisition acquisition) {
         waiting.add(acquisition);
     }
