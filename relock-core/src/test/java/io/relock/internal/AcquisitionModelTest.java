@@ -94,7 +94,7 @@ class AcquisitionModelTest {
         }
 
         /** The lock's driver on a Redis of one key: acquire succeeds when nobody holds it. */
-        private final class Driver implements LockDriver {
+        private final class Driver extends ModelClient.Driver {
 
             @Override
             public String type() {
@@ -119,31 +119,6 @@ class AcquisitionModelTest {
                     }
                 }
                 return CompletableFuture.completedFuture(0L);
-            }
-
-            @Override
-            public CompletableFuture<Integer> holdCount(String field) {
-                return CompletableFuture.completedFuture(0);
-            }
-
-            @Override
-            public CompletableFuture<Long> release(Request request) {
-                throw new UnsupportedOperationException("the model only acquires");
-            }
-
-            @Override
-            public CompletableFuture<Long> forceRelease() {
-                throw new UnsupportedOperationException("the model only acquires");
-            }
-
-            @Override
-            public CompletableFuture<Boolean> isLocked() {
-                throw new UnsupportedOperationException("the model only acquires");
-            }
-
-            @Override
-            public Script renewScript() {
-                return Script.LOCK_RENEW;
             }
         }
 

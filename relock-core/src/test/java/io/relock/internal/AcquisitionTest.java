@@ -450,6 +450,15 @@ class AcquisitionTest {
         return acquisition;
     }
 
+    /** Owner 1 takes the free lock with {@code lease}; owner 2's acquire then parks behind it. */
+    private Acquisition heldThenParkedBehind(LockEngine lock, GatedDriver driver, long lease) throws Exception {
+        Acquisition first = lock.start(1, 0, lease);
+        awaitGates(driver, 1);
+        driver.gate(0).complete(null);
+        assertThat(resultOf(first).acquired()).isTrue();
+        return parkedBehind(lock, driver, 2);
+    }
+
     @Test
     void anInterruptedWaiterHandsItsWakeUpOnToAnotherWaiterOfItsClient() throws Exception {
         GatedDriver[] driver = new GatedDriver[1];
@@ -480,11 +489,7 @@ class AcquisitionTest {
     void aWaiterBehindAnotherOwnerOfItsClientIsHandedTheHoldAtItsReleaseWithoutAskingRedis() throws Exception {
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "local");
-        Acquisition first = lock.start(1, 0, LEASE);
-        awaitGates(driver[0], 1);
-        driver[0].gate(0).complete(null);
-        assertThat(resultOf(first).acquired()).isTrue();
-        Acquisition second = parkedBehind(lock, driver[0], 2);
+        Acquisition second = heldThenParkedBehind(lock, driver[0], LEASE);
 
         lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(resultOf(second).acquired()).isTrue();
@@ -500,11 +505,7 @@ class AcquisitionTest {
     void anAsyncWaiterHandedTheHoldByAnotherOwnerContinuesOffTheReleasingThread() throws Exception {
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "async-local");
-        Acquisition first = lock.start(1, 0, LEASE);
-        awaitGates(driver[0], 1);
-        driver[0].gate(0).complete(null);
-        assertThat(resultOf(first).acquired()).isTrue();
-        Acquisition second = parkedBehind(lock, driver[0], 2);
+        Acquisition second = heldThenParkedBehind(lock, driver[0], LEASE);
         CompletableFuture<Thread> continuedOn = second.result.thenApply(attempt -> Thread.currentThread());
 
         lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
@@ -518,11 +519,7 @@ class AcquisitionTest {
     void aHoldWithTooLittleLeaseLeftGoesThroughRedisAndTheWaiterBehindItAsksRedis() throws Exception {
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "short");
-        Acquisition first = lock.start(1, 0, 1500);
-        awaitGates(driver[0], 1);
-        driver[0].gate(0).complete(null);
-        assertThat(resultOf(first).acquired()).isTrue();
-        Acquisition second = parkedBehind(lock, driver[0], 2);
+        Acquisition second = heldThenParkedBehind(lock, driver[0], 1500);
         clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1500 - LockEngine.HAND_OVER_LEASE_MARGIN_MILLIS + 1));
 
         lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);

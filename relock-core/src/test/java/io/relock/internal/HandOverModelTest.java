@@ -107,7 +107,7 @@ class HandOverModelTest {
         }
 
         /** The reentrant lock's scripts on a model of one key and its queue. */
-        private final class Driver implements LockDriver {
+        private final class Driver extends ModelClient.Driver {
 
             @Override
             public String type() {
@@ -147,31 +147,6 @@ class HandOverModelTest {
                     }
                     return null;
                 });
-            }
-
-            @Override
-            public CompletableFuture<Integer> holdCount(String field) {
-                return CompletableFuture.completedFuture(0);
-            }
-
-            @Override
-            public CompletableFuture<Long> release(Request request) {
-                throw new UnsupportedOperationException("the model only acquires");
-            }
-
-            @Override
-            public CompletableFuture<Long> forceRelease() {
-                throw new UnsupportedOperationException("the model only acquires");
-            }
-
-            @Override
-            public CompletableFuture<Boolean> isLocked() {
-                throw new UnsupportedOperationException("the model only acquires");
-            }
-
-            @Override
-            public Script renewScript() {
-                return Script.LOCK_RENEW;
             }
         }
 

@@ -3,6 +3,7 @@ package io.relock.internal;
 import io.netty.util.Timer;
 import io.relock.AcquireEvent;
 import io.relock.LockObserver;
+import io.relock.internal.LockDriver.Request;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -142,6 +143,35 @@ final class ModelClient extends LockClient {
     /** The lock as an acquisition sees it, on {@code driver}; owner fields are {@code client:<owner>}. */
     Lock lock(LockDriver driver, String name, String channel) {
         return new Lock(this, driver, new LockKeys(name, name, channel));
+    }
+
+    /** A driver on a model of Redis: the models only acquire, undo and leave; the rest is refused. */
+    abstract static class Driver implements LockDriver {
+
+        @Override
+        public CompletableFuture<Integer> holdCount(String field) {
+            return CompletableFuture.completedFuture(0);
+        }
+
+        @Override
+        public CompletableFuture<Long> release(Request request) {
+            throw new UnsupportedOperationException("the model only acquires");
+        }
+
+        @Override
+        public CompletableFuture<Long> forceRelease() {
+            throw new UnsupportedOperationException("the model only acquires");
+        }
+
+        @Override
+        public CompletableFuture<Boolean> isLocked() {
+            throw new UnsupportedOperationException("the model only acquires");
+        }
+
+        @Override
+        public Script renewScript() {
+            return Script.LOCK_RENEW;
+        }
     }
 
     /** A lock on the model client; an undo goes straight to the driver, as the engine's does. */
