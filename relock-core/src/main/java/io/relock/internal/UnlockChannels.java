@@ -286,22 +286,21 @@ public final class UnlockChannels {
 
         /**
          * {@code waiter} has no entry on Redis any more: it left the queue, or it holds the lock
-         * ({@code holds}). If it was the queued one, the longest parked waiter of this client
-         * retries at once and queues in its place, or nothing would queue for them. While this
-         * client holds the lock that place only keeps its turn among other clients, so it is taken
-         * over only when the last hand-over here saw others queued; when one shows up later, the
-         * hand-overs here end and the release through Redis sends a waiter to queue
+         * ({@code holds}). If it left and was the queued one, the longest parked waiter of this
+         * client retries at once and queues in its place, or nothing would queue for them. If it
+         * holds, this client needs no place in the queue while it does: its other waiters are
+         * handed the lock here, and when the lock goes through Redis again, the release sends
+         * one of them to queue behind the clients that waited meanwhile
          * ({@link #releasedThroughRedis()}).
          */
         void leaveQueue(Acquisition waiter, boolean holds) {
-            boolean wasQueued;
             boolean passOn;
             synchronized (this) {
-                wasQueued = queuedWaiter == waiter;
+                boolean wasQueued = queuedWaiter == waiter;
                 if (wasQueued) {
                     queuedWaiter = null;
                 }
-                passOn = wasQueued && (!holds || othersQueued);
+                passOn = wasQueued && !holds;
             }
             if (passOn) {
                 parking.signal(false);
