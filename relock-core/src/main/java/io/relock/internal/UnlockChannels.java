@@ -220,7 +220,11 @@ public final class UnlockChannels {
         }
     }
 
-    /** One subscribed channel with its parked waiters. */
+    /**
+     * One subscribed channel with its parked waiters, and this client's turn on the lock: the one
+     * waiter queued on Redis for it, the waiters a release of this client may hand its hold to
+     * ({@link #takeForHandOver}), and how many hand-overs between its own owners came in a row.
+     */
     public final class Channel {
 
         private final String name;
