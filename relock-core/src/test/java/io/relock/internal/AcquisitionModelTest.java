@@ -8,7 +8,6 @@ import io.relock.internal.LockDriver.Request;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Validate;
@@ -66,31 +65,20 @@ class AcquisitionModelTest {
     }
 
     /** The model Lincheck drives; a fresh instance (and acquisition) per interleaving. */
-    public static class Race {
+    public static class Race extends ModelRace {
 
         private static final String NAME = "raced";
         private static final String CHANNEL = "redisson_lock__channel:{raced}";
-        private static final long OWNER = 7;
-        private static final String FIELD = "client:7";
-        private static final long WAIT_MILLIS = 10_000;
 
         /** Who holds the lock on "Redis": another client at first, later perhaps this owner, or nobody. */
         private String holder = "other"; // guarded by this
         /** Acquire calls sent and not answered yet, oldest first. */
         private final ArrayDeque<CompletableFuture<Attempt>> pending = new ArrayDeque<>(); // guarded by this
-        /** Set once {@link Acquisition#cancel()} has returned. */
-        private volatile boolean interrupted;
         /** Whether Redis granted the lock to an attempt whose reply came after the interrupt. */
         private volatile boolean wonAfterInterrupt;
-        private final RuntimeException closing = new IllegalStateException("client closing");
-        private final ModelClient client = new ModelClient();
-        private final Acquisition acquisition;
 
         public Race() {
-            acquisition = new Acquisition(client.lock(new Driver(), NAME, CHANNEL), OWNER,
-                    TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS),
-                    Args.WATCHDOG_LEASE);
-            acquisition.begin();
+            begin(client.lock(new Driver(), NAME, CHANNEL));
         }
 
         /** The lock's driver on a Redis of one key: acquire succeeds when nobody holds it. */
@@ -158,26 +146,6 @@ class AcquisitionModelTest {
                 holder = "nobody";
             }
             client.channels.onMessage(CHANNEL, UnlockChannels.UNLOCK_MESSAGE);
-        }
-
-        /** The waiting caller is interrupted. */
-        @Operation(runOnce = true)
-        public void interrupt() {
-            acquisition.cancel();
-            interrupted = true;
-        }
-
-        /** The client closes while the acquire is under way. */
-        @Operation(runOnce = true)
-        public void close() {
-            acquisition.abort(closing);
-        }
-
-        /** The wait runs out: the clock passes the deadline and every timeout due fires. */
-        @Operation(nonParallelGroup = "timer")
-        public void timeOut() throws Exception {
-            client.clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS + 1));
-            client.timer.elapse();
         }
 
         /**

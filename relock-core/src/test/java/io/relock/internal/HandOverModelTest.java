@@ -59,15 +59,10 @@ class HandOverModelTest {
     }
 
     /** A lock held by someone else at first, and one acquisition of this client waiting for it. */
-    abstract static class Race {
+    abstract static class Race extends ModelRace {
 
         static final String NAME = "handed";
         static final String CHANNEL = "redisson_lock__channel:{handed}";
-        static final long OWNER = 7;
-        static final String FIELD = "client:7";
-        static final long WAIT_MILLIS = 10_000;
-
-        final ModelClient client = new ModelClient();
         final ModelClient.Lock lock = client.lock(new Driver(), NAME, CHANNEL);
         /** Who holds the lock on "Redis": "other" (another client), "local" (another owner here), FIELD, or "nobody". */
         String holder; // guarded by this
@@ -89,22 +84,13 @@ class HandOverModelTest {
                 reply.complete(value);
             }
         }
-        /** Set once {@link Acquisition#cancel()} has returned. */
-        volatile boolean interrupted;
         /** Whether the lock was given to this acquisition after the interrupt. */
         volatile boolean wonAfterInterrupt;
-        private final RuntimeException closing = new IllegalStateException("client closing");
-        Acquisition acquisition;
 
         Race(String firstHolder) {
             holder = firstHolder;
         }
 
-        void begin() {
-            acquisition = new Acquisition(lock, OWNER, TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS),
-                    Args.WATCHDOG_LEASE);
-            acquisition.begin();
-        }
 
         /** The reentrant lock's scripts on a model of one key and its queue. */
         private final class Driver extends ModelClient.Driver {
@@ -193,26 +179,6 @@ class HandOverModelTest {
             }
         }
 
-        /** The waiting caller is interrupted. */
-        @Operation(runOnce = true)
-        public void interrupt() {
-            acquisition.cancel();
-            interrupted = true;
-        }
-
-        /** The client closes while the acquire is under way. */
-        @Operation(runOnce = true)
-        public void close() {
-            acquisition.abort(closing);
-        }
-
-        /** The wait runs out: the clock passes the deadline and every timeout due fires. */
-        @Operation(nonParallelGroup = "timer")
-        public void timeOut() throws Exception {
-            client.clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(WAIT_MILLIS + 1));
-            client.timer.elapse();
-        }
-
         /**
          * Lets the acquire run to its end, then checks the history: told it holds only if Redis
          * gives it the lock or the hold was reported lost; told it does not hold, nothing of it
@@ -274,7 +240,7 @@ class HandOverModelTest {
 
         public FromAnotherClient() {
             super("other");
-            begin();
+            begin(lock);
         }
 
         @Validate
@@ -331,7 +297,7 @@ class HandOverModelTest {
             super("local");
             localHold = client.watchdog.acquired(lock, LOCAL_OWNER, "client:" + LOCAL_OWNER, Args.WATCHDOG_LEASE, 1,
                     null);
-            begin();
+            begin(lock);
         }
 
         @Validate
