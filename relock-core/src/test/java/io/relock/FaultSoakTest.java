@@ -8,6 +8,7 @@ import io.relock.testkit.FaultProxy;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -31,7 +32,9 @@ import org.junit.jupiter.api.Test;
  * trusting the lock), no call fails (every cut is retried and recognised), every worker keeps
  * making progress, and at the end Redis holds nothing. The number of faults is the system
  * property {@code relock.faults} (default 30, about half a minute); a longer run:
- * {@code mvn -B -pl relock-core test -Dtest=FaultSoakTest -Drelock.faults=1000}.
+ * {@code mvn -B -pl relock-core test -Dtest=FaultSoakTest -Drelock.faults=1000}. Which call each
+ * fault cuts, and where, is drawn from a seed printed at the start; {@code -Drelock.faults.seed}
+ * draws the same faults again (the timing around them differs from run to run).
  */
 class FaultSoakTest {
 
@@ -46,7 +49,9 @@ class FaultSoakTest {
 
     @Test
     void randomCutsNeverLetTwoHoldersInNorLeaveAnythingHeld() throws Exception {
-        Random random = new Random(Long.getLong("relock.faults.seed", System.nanoTime()));
+        long seed = Long.getLong("relock.faults.seed", System.nanoTime());
+        System.out.println("FaultSoakTest seed (-Drelock.faults.seed): " + seed);
+        Random random = new Random(seed);
         try (RedisServer server = RedisServer.start(); FaultProxy proxy = FaultProxy.to(server);
                 Clients direct = new Clients(server);
                 Clients proxied = new Clients(Backend.single(server).withUri(proxy.uri()))) {
@@ -87,21 +92,26 @@ class FaultSoakTest {
             }
 
             int fired = 0;
-            for (int i = 0; i < FAULTS; i++) {
-                String marker = MARKERS.get(random.nextInt(MARKERS.size()));
-                FaultProxy.Fault fault = switch (random.nextInt(3)) {
-                    case 0 -> proxy.cutBeforeRequest(marker);
-                    case 1 -> proxy.cutAfterRequest(marker);
-                    default -> proxy.cutBeforeReply(marker);
-                };
-                fault.awaitTriggered(PROMPTLY);
-                fired++;
-                // Every call in flight at the cut has completed before the next fault: a fault
-                // hits a call at most once, as a blip does, rather than every one of its retries.
+            try {
+                for (int i = 0; i < FAULTS; i++) {
+                    String marker = MARKERS.get(random.nextInt(MARKERS.size()));
+                    FaultProxy.Fault fault = switch (random.nextInt(3)) {
+                        case 0 -> proxy.cutBeforeRequest(marker);
+                        case 1 -> proxy.cutAfterRequest(marker);
+                        default -> proxy.cutBeforeReply(marker);
+                    };
+                    fault.awaitTriggered(PROMPTLY);
+                    fired++;
+                    // Every call in flight at the cut has completed before the next fault: a fault
+                    // hits a call at most once, as a blip does, rather than every one of its retries.
+                    awaitProgressOfEveryWorker(progress, failures, server, clients);
+                }
                 awaitProgressOfEveryWorker(progress, failures, server, clients);
+            } finally {
+                // Also on a failure: the workers would otherwise spin on closed clients for the
+                // rest of the test run, each failed call kept in the failures.
+                stop.set(true);
             }
-            awaitProgressOfEveryWorker(progress, failures, server, clients);
-            stop.set(true);
             CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
 
             assertThat(fired).isEqualTo(FAULTS);
@@ -136,6 +146,13 @@ class FaultSoakTest {
                 state.append("\n").append(clients.get(3).getLockInfo(name));
             }
             state.append("\nkeys on Redis: ").append(server.command("KEYS", "*"));
+            state.append("\nhand-off queue: ").append(server.command("ZRANGE", "{soak:reentrant}:handoff", "0", "-1"));
+            Thread.getAllStackTraces().forEach((thread, stack) -> {
+                if (Arrays.stream(stack).anyMatch(frame -> frame.getClassName().equals(FaultSoakTest.class.getName()))) {
+                    state.append("\n").append(thread.getName()).append(" ").append(thread.getState());
+                    Arrays.stream(stack).limit(25).forEach(frame -> state.append("\n    at ").append(frame));
+                }
+            });
             state.append("\nfailures: ").append(failures);
             throw new AssertionError(state.toString(), stalled);
         }

@@ -372,23 +372,27 @@ class HandoffTest extends SingleServerTest {
                 return null;
             }));
         }
-        Eventually.await(PROMPTLY, "A's threads took turns a while", () -> holders.size() >= 50);
-        DistributedLock theirs = b.getLock("turns");
-        CompletableFuture<Void> bDone = Threads.run(() -> {
-            theirs.lock();
-            try {
-                if (!inside.compareAndSet(false, true)) {
-                    overlaps.incrementAndGet();
+        try {
+            Eventually.await(PROMPTLY, "A's threads took turns a while", () -> holders.size() >= 50);
+            DistributedLock theirs = b.getLock("turns");
+            CompletableFuture<Void> bDone = Threads.run(() -> {
+                theirs.lock();
+                try {
+                    if (!inside.compareAndSet(false, true)) {
+                        overlaps.incrementAndGet();
+                    }
+                    holders.add("B");
+                    inside.set(false);
+                } finally {
+                    theirs.unlock();
                 }
-                holders.add("B");
-                inside.set(false);
-            } finally {
-                theirs.unlock();
-            }
-            return null;
-        });
-        bDone.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
-        stop.set(true);
+                return null;
+            });
+            bDone.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        } finally {
+            // Also when B never got in: A's threads would go on filling the history for the rest of the run.
+            stop.set(true);
+        }
         for (CompletableFuture<Void> worker : workers) {
             worker.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         }
