@@ -163,6 +163,22 @@ final class Acquisition {
 
     void begin() {
         runtime.register(this);
+        Hold held = reentry ? runtime.watchdog().get(lock, owner) : null;
+        if (held != null && held.writePending()) {
+            // The owner was told it held before Redis answered the hand-over. Counted meanwhile, a
+            // re-entry would make a retry of that write (its reply lost) misjudge the count and add
+            // a hold nobody knows of; so it follows the write, as a release does.
+            held.pending.handle((ignored, error) -> null).thenRun(() -> {
+                if (!finished.get()) {
+                    start();
+                }
+            });
+            return;
+        }
+        start();
+    }
+
+    private void start() {
         if (mayWaitBehindOwnClient() && busyHere()) {
             // Redis would only say "busy": wait for this client's holder to hand the lock over.
             subscribeThen(0, TimeUnit.NANOSECONDS.toMillis(waitNanos) + 1, true);
@@ -428,9 +444,12 @@ final class Acquisition {
         // The caller is told first and the claim sent after: its later calls about the hold wait
         // for the claim's reply anyway, and on a busy machine its thread starts sooner this way.
         CompletableFuture<Attempt> claim = new CompletableFuture<>();
-        Hold hold = held(countBefore + 1, sentNanos, claim);
+        // What the owner's next calls wait for: the claim, and the loss and undo it may bring.
+        CompletableFuture<Void> settled = new CompletableFuture<>();
+        Hold hold = held(countBefore + 1, sentNanos, settled);
         claim.whenComplete((attempt, error) -> {
             if (error == null && attempt.acquired()) {
+                settled.complete(null);
                 return;
             }
             RuntimeException cause = error != null ? Exceptions.translate(lock.describe("claim the hand-off of"), error)
@@ -438,7 +457,9 @@ final class Acquisition {
                             + " had lapsed when its claim reached Redis");
             runtime.watchdog().lost(hold, cause);
             if (error != null && Exceptions.outcomeUnknown(error)) {
-                lock.rollback(owner, countBefore, cause);
+                lock.rollback(owner, countBefore, cause).whenComplete((undone, undoError) -> settled.complete(null));
+            } else {
+                settled.complete(null);
             }
         });
         ended(Attempt.acquired(0), null);

@@ -32,9 +32,11 @@ final class Hold {
      */
     volatile long renewedAtNanos;
     /**
-     * The write that made this hold when its owner was told before Redis answered (a hand-over
-     * from another owner of this client, or a claim sent without waiting), else null. Later
-     * writes about the hold wait for it, so none overtakes it on a retry after a reconnect.
+     * When the owner was told it held before Redis answered the write that made this hold (a
+     * hand-over from another owner of this client, or a claim sent without waiting): completes
+     * once that write is answered and what it brought (a loss, an undo) is done; else null. The
+     * owner's later writes about the lock (re-entries, releases, renewals) wait for it, so none
+     * overtakes it, nor changes the count that a retry of it after a reconnect judges by.
      */
     volatile CompletableFuture<?> pending;
     /** Holds of this owner as of its last acquire or release; only the owner changes it. */

@@ -444,8 +444,11 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         } catch (RuntimeException e) {
             transfer = CompletableFuture.failedFuture(e);
         }
-        Hold received = receiver.handedOver(sentNanos, transfer);
+        // What the receiver's next calls wait for: the transfer, and the loss and undo it may bring.
+        CompletableFuture<Void> settled = new CompletableFuture<>();
+        Hold received = receiver.handedOver(sentNanos, settled);
         return transfer.handle((queued, error) -> {
+            boolean undoing = false;
             try {
                 if (error == null && queued >= 0) {
                     channel.handedOver(receiver, queued);
@@ -463,11 +466,15 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
                 RuntimeException failure = Exceptions.translate(describe("unlock"), error);
                 runtime.watchdog().lost(received, failure);
                 if (Exceptions.outcomeUnknown(error)) {
-                    rollback(receiver.owner, 0, failure);
+                    undoing = true;
+                    rollback(receiver.owner, 0, failure).whenComplete((undone, undoError) -> settled.complete(null));
                 }
                 throw failure;
             } finally {
                 hold.releasing.decrementAndGet();
+                if (!undoing) {
+                    settled.complete(null);
+                }
             }
         });
     }

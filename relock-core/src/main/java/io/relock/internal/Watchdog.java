@@ -105,8 +105,8 @@ final class Watchdog {
 
     /**
      * Records an acquire sent at {@code sentNanos} (when its lease started at the earliest); a
-     * non-null {@code pending} is that acquire's write when the owner is told before Redis
-     * answered (see {@link Hold#pending}): its renewals wait for it.
+     * non-null {@code pending}, when the owner is told before Redis answered, settles once that
+     * acquire's write is answered (see {@link Hold#pending}): its renewals wait for it.
      */
     Hold acquired(WatchedLock lock, long owner, String field, long requestedLease, int count, String ownerThreadName,
             long sentNanos, CompletableFuture<?> pending) {

@@ -304,6 +304,38 @@ class AcquisitionTest {
         awaitGivenBack();
     }
 
+    /**
+     * A re-entry while the claim is unanswered reads its count only once the claim is: a retry of
+     * the claim after a lost reply judges whether it already ran by the count, which must still be
+     * the claim's own.
+     */
+    @Test
+    void aReentryWhileTheClaimIsUnansweredFollowsTheClaim() throws Exception {
+        LockEngine holder = holdElsewhere("handed-reentered");
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "handed-reentered");
+        Acquisition acquisition = queued(lock, driver[0]);
+        holder.unlock();
+        assertThat(resultOf(acquisition).acquired()).as("held with the claim still at its gate").isTrue();
+        awaitGates(driver[0], 3);
+
+        driver[0].gateCounts = true;
+        Acquisition again = lock.start(1, 0, LEASE);
+        assertThat(again.state()).as("nothing sent before the claim is answered").isEqualTo(State.STARTED);
+        assertThat(driver[0].gatesOpened()).isEqualTo(3);
+        driver[0].gate(2).complete(null);
+        awaitGates(driver[0], 4);
+        assertThat(again.state()).isEqualTo(State.COUNTING);
+        driver[0].gate(3).complete(null);
+        awaitGates(driver[0], 5);
+        driver[0].gate(4).complete(null);
+        assertThat(resultOf(again).acquired()).isTrue();
+        driver[0].gateCounts = false;
+        assertThat(runtime.lockInfo("handed-reentered").holders()).containsExactly(
+                java.util.Map.entry(runtime.clientId() + ":1", 2L));
+        assertThat(runtime.watchdog().get(lock, 1).count).isEqualTo(2);
+    }
+
     @Test
     void aWaiterHandedTheLockLongAfterItQueuedReturnsOnlyOnceItsClaimTookTheHold() throws Exception {
         LockEngine holder = holdElsewhere("handed-late");

@@ -7,6 +7,7 @@ import io.relock.LockLostEvent;
 import io.relock.RelockConfig;
 import io.relock.RelockTimeoutException;
 import io.relock.internal.Acquisition.State;
+import io.relock.internal.LockDriver.Attempt;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.FaultProxy;
 import io.relock.testkit.RedisServer;
@@ -164,6 +165,61 @@ class HandOverFaultTest {
         assertThat(within(holder.acquireAsync(6, 0, Args.WATCHDOG_LEASE)).acquired()).isFalse();
         within(lock.release(1));
         assertThat(holders("claimed")).isEmpty();
+        assertThat(lost).isEmpty();
+    }
+
+    /**
+     * History: as above, but owner 1 re-enters as soon as it is told it holds, while the claim's
+     * reply is being lost. The re-entry follows the claim (its retry included), so the retry still
+     * recognises the claim as done instead of counting a hold of its own: 1 holds two holds, no
+     * more, and after two unlocks the lock is free, with nothing held that no client knows of.
+     */
+    @Test
+    void aReentryWhileTheClaimIsRetriedCountsOneHoldOnTopOfIt() throws Exception {
+        LockEngine holder = lock(direct, "claimed-again");
+        assertThat(within(holder.acquireAsync(5, 0, Args.WATCHDOG_LEASE)).acquired()).isTrue();
+        LockEngine lock = lock(proxied, "claimed-again");
+        Acquisition waiter = lock.start(1, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
+        Eventually.await(PROMPTLY, "queued and parked", () -> waiter.state() == State.PARKED
+                && (Long) server.command("ZCARD", "{claimed-again}:handoff") == 1);
+        FaultProxy.Fault cut = proxy.cutBeforeReply(Script.LOCK_ACQUIRE.sha(false));
+
+        within(holder.release(5));
+        CompletableFuture<Attempt> reentry = waiter.result.thenCompose(held -> lock.acquireAsync(1, 0, Args.WATCHDOG_LEASE));
+
+        assertThat(within(reentry).acquired()).isTrue();
+        assertThat(cut.triggered()).isTrue();
+        assertThat(holders("claimed-again")).containsExactly(Map.entry(proxied.clientId() + ":1", 2L));
+        within(lock.release(1));
+        within(lock.release(1));
+        assertThat(holders("claimed-again")).isEmpty();
+        assertThat(lost).isEmpty();
+    }
+
+    /**
+     * History: owners 1 and 2 of one client; 2 takes 1's hold in a transfer whose reply is lost,
+     * and re-enters as soon as it is told it holds. The re-entry follows the transfer (its retry
+     * included), so the retry still finds the transfer done: 2 holds two holds, nothing is
+     * reported lost, and after 2's two unlocks the lock is free.
+     */
+    @Test
+    void aReentryWhileTheTransferIsRetriedCountsOneHoldOnTopOfIt() throws Exception {
+        LockEngine lock = lock(proxied, "handed-again");
+        assertThat(within(lock.acquireAsync(1, 0, Args.WATCHDOG_LEASE)).acquired()).isTrue();
+        Acquisition waiter = lock.start(2, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
+        awaitParked(waiter);
+        FaultProxy.Fault cut = proxy.cutBeforeReply(Script.LOCK_TRANSFER.sha(false));
+
+        CompletableFuture<Void> release = lock.release(1);
+        CompletableFuture<Attempt> reentry = waiter.result.thenCompose(held -> lock.acquireAsync(2, 0, Args.WATCHDOG_LEASE));
+
+        within(release);
+        assertThat(within(reentry).acquired()).isTrue();
+        assertThat(cut.triggered()).isTrue();
+        assertThat(holders("handed-again")).containsExactly(Map.entry(proxied.clientId() + ":2", 2L));
+        within(lock.release(2));
+        within(lock.release(2));
+        assertThat(holders("handed-again")).isEmpty();
         assertThat(lost).isEmpty();
     }
 }
