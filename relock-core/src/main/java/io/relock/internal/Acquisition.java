@@ -448,18 +448,24 @@ final class Acquisition {
         CompletableFuture<Void> settled = new CompletableFuture<>();
         Hold hold = held(countBefore + 1, sentNanos, settled);
         claim.whenComplete((attempt, error) -> {
-            if (error == null && attempt.acquired()) {
-                settled.complete(null);
-                return;
-            }
-            RuntimeException cause = error != null ? Exceptions.translate(lock.describe("claim the hand-off of"), error)
-                    : new RelockException("the hand-off of lock '" + lock.getName() + "' to " + field
-                            + " had lapsed when its claim reached Redis");
-            runtime.watchdog().lost(hold, cause);
-            if (error != null && Exceptions.outcomeUnknown(error)) {
-                lock.rollback(owner, countBefore, cause).whenComplete((undone, undoError) -> settled.complete(null));
-            } else {
-                settled.complete(null);
+            boolean undoing = false;
+            try {
+                if (error == null && attempt.acquired()) {
+                    return;
+                }
+                RuntimeException cause = error != null
+                        ? Exceptions.translate(lock.describe("claim the hand-off of"), error)
+                        : new RelockException("the hand-off of lock '" + lock.getName() + "' to " + field
+                                + " had lapsed when its claim reached Redis");
+                runtime.watchdog().lost(hold, cause);
+                if (error != null && Exceptions.outcomeUnknown(error)) {
+                    undoing = true;
+                    lock.rollback(owner, countBefore, cause).whenComplete((undone, undoError) -> settled.complete(null));
+                }
+            } finally {
+                if (!undoing) {
+                    settled.complete(null);
+                }
             }
         });
         ended(Attempt.acquired(0), null);
