@@ -168,7 +168,7 @@ final class Acquisition {
             // The owner was told it held before Redis answered the hand-over. Counted meanwhile, a
             // re-entry would make a retry of that write (its reply lost) misjudge the count and add
             // a hold nobody knows of; so it follows the write, as a release does.
-            held.pending.handle((ignored, error) -> null).thenRun(() -> {
+            held.pending.thenRun(() -> {
                 if (!finished.get()) {
                     start();
                 }
@@ -373,7 +373,7 @@ final class Acquisition {
     }
 
     /** Records the hold, whose lease started no earlier than {@code sentNanos}; see {@link Hold#pending}. */
-    private Hold held(int count, long sentNanos, CompletableFuture<?> pending) {
+    private Hold held(int count, long sentNanos, CompletableFuture<Void> pending) {
         holdsAfter = count;
         return runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName, sentNanos, pending);
     }
@@ -498,13 +498,13 @@ final class Acquisition {
     }
 
     /**
-     * A release of another owner of this client handed its hold to this waiter with
-     * {@code transfer}, sent at {@code sentNanos}: the hold is recorded with the transfer as its
-     * pending write, and the acquire ends as acquired at once (for an async caller, on the
-     * client's worker threads).
+     * A release of another owner of this client handed its hold to this waiter with a transfer
+     * sent at {@code sentNanos}, which {@code settled} follows (see {@link Hold#pending}): the hold
+     * is recorded, and the acquire ends as acquired at once (for an async caller, on the client's
+     * worker threads).
      */
-    Hold handedOver(long sentNanos, CompletableFuture<?> transfer) {
-        Hold hold = held(1, sentNanos, transfer);
+    Hold handedOver(long sentNanos, CompletableFuture<Void> settled) {
+        Hold hold = held(1, sentNanos, settled);
         if (callerBlocks) {
             ended(Attempt.acquired(0), null);
         } else {

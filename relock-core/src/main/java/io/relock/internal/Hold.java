@@ -34,11 +34,12 @@ final class Hold {
     /**
      * When the owner was told it held before Redis answered the write that made this hold (a
      * hand-over from another owner of this client, or a claim sent without waiting): completes
-     * once that write is answered and what it brought (a loss, an undo) is done; else null. The
+     * (never exceptionally) once that write is answered and what it brought (a loss, an undo) is
+     * done; else null. The
      * owner's later writes about the lock (re-entries, releases, renewals) wait for it, so none
      * overtakes it, nor changes the count that a retry of it after a reconnect judges by.
      */
-    volatile CompletableFuture<?> pending;
+    volatile CompletableFuture<Void> pending;
     /** Holds of this owner as of its last acquire or release; only the owner changes it. */
     volatile int count;
     volatile boolean lost;

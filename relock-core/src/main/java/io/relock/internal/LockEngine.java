@@ -335,7 +335,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         Hold hold = runtime.watchdog().get(this, owner);
         if (hold != null && hold.writePending()) {
             // The owner was told it held before Redis answered: this release follows that write.
-            return hold.pending.handle((ignored, error) -> null).thenCompose(ignored -> release(owner));
+            return hold.pending.thenCompose(ignored -> release(owner));
         }
         if (hold != null && hold.count == 1 && !hold.lost) {
             UnlockChannels.Channel channel = runtime.channels().existing(channel());

@@ -121,22 +121,18 @@ final class Parking {
      * must not lose its turn for it. Null if none.
      */
     Acquisition take(Predicate<Acquisition> eligible) {
-        UnlockChannels.Waiter taken = null;
+        UnlockChannels.Waiter taken;
         synchronized (this) {
-            List<UnlockChannels.Waiter> candidates = new ArrayList<>();
-            for (UnlockChannels.Waiter waiter : parked) {
-                if (waiter.acquisition != null && eligible.test(waiter.acquisition)) {
-                    candidates.add(waiter);
+            do {
+                taken = null;
+                for (UnlockChannels.Waiter waiter : parked) {
+                    if (waiter.acquisition != null && !waiter.woken() && eligible.test(waiter.acquisition)
+                            && (taken == null || waiter.acquisition.startedNanos() - taken.acquisition.startedNanos() < 0)) {
+                        taken = waiter;
+                    }
                 }
-            }
-            candidates.sort((a, b) -> Long.compare(a.acquisition.startedNanos() - b.acquisition.startedNanos(), 0));
-            for (UnlockChannels.Waiter candidate : candidates) {
-                // One woken meanwhile (a message, its timeout) is on its way out: the next.
-                if (candidate.claim()) {
-                    taken = candidate;
-                    break;
-                }
-            }
+                // One woken since the look (a message, its timeout) is on its way out: look again without it.
+            } while (taken != null && !taken.claim());
             if (taken != null) {
                 parked.remove(taken);
             }

@@ -434,6 +434,11 @@ public final class UnlockChannels {
             wakeUp.run();
         }
 
+        /** Whether it woke, or was taken (see {@link #claim()}). */
+        boolean woken() {
+            return fired.get();
+        }
+
         /**
          * Takes the waiter instead of waking it: true if it had not woken yet, and then it never
          * will; whoever took it drives its acquisition. The caller removes it from its parking.

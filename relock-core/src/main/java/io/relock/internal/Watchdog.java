@@ -109,7 +109,7 @@ final class Watchdog {
      * acquire's write is answered (see {@link Hold#pending}): its renewals wait for it.
      */
     Hold acquired(WatchedLock lock, long owner, String field, long requestedLease, int count, String ownerThreadName,
-            long sentNanos, CompletableFuture<?> pending) {
+            long sentNanos, CompletableFuture<Void> pending) {
         boolean watchdog = requestedLease == Args.WATCHDOG_LEASE;
         long lease = leaseFor(requestedLease);
         Hold hold = holds.compute(new HoldKey(lock.key(), field), (key, previous) -> {

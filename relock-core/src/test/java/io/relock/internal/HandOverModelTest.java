@@ -320,7 +320,7 @@ class HandOverModelTest {
                     holder = FIELD;
                     wonAfterInterrupt |= afterInterrupt;
                 }
-                receiver.handedOver(client.clock.get(), CompletableFuture.completedFuture(0L));
+                receiver.handedOver(client.clock.get(), CompletableFuture.completedFuture(null));
                 client.watchdog.forget(localHold);
                 return;
             }
