@@ -279,16 +279,25 @@ class AcquisitionTest {
         return acquisition;
     }
 
-    @Test
-    void aWaiterHandedTheLockSoonAfterItQueuedReturnsBeforeItsClaimIsAnswered() throws Exception {
-        LockEngine holder = holdElsewhere("handed");
-        GatedDriver[] driver = new GatedDriver[1];
-        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "handed");
+    /**
+     * Lock {@code name}, held elsewhere, handed to owner 1 of this client at the end of the window
+     * for claims not waited for: 1 holds, with its claim (the third acquire) at its gate.
+     */
+    private LockEngine handedWithClaimAtGate(GatedDriver[] driver, String name) throws Exception {
+        LockEngine holder = holdElsewhere(name);
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, name);
         Acquisition acquisition = queued(lock, driver[0]);
         clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(Acquisition.FAST_CLAIM_WINDOW_MILLIS));
         holder.unlock();
         assertThat(resultOf(acquisition).acquired()).as("held with the claim still at its gate").isTrue();
         awaitGates(driver[0], 3);
+        return lock;
+    }
+
+    @Test
+    void aWaiterHandedTheLockSoonAfterItQueuedReturnsBeforeItsClaimIsAnswered() throws Exception {
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = handedWithClaimAtGate(driver, "handed");
         Eventually.await(PROMPTLY, "the claim ran on Redis", () -> driver[0].reply(2).isDone());
         assertThat(runtime.lockInfo("handed").remainTimeToLive()).as("the claim set the caller's lease").isGreaterThan(5000);
         Hold hold = runtime.watchdog().get(lock, 1);
@@ -311,13 +320,8 @@ class AcquisitionTest {
      */
     @Test
     void aReentryWhileTheClaimIsUnansweredFollowsTheClaim() throws Exception {
-        LockEngine holder = holdElsewhere("handed-reentered");
         GatedDriver[] driver = new GatedDriver[1];
-        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "handed-reentered");
-        Acquisition acquisition = queued(lock, driver[0]);
-        holder.unlock();
-        assertThat(resultOf(acquisition).acquired()).as("held with the claim still at its gate").isTrue();
-        awaitGates(driver[0], 3);
+        LockEngine lock = handedWithClaimAtGate(driver, "handed-reentered");
 
         driver[0].gateCounts = true;
         Acquisition again = lock.start(1, 0, LEASE);

@@ -80,6 +80,24 @@ class HandOverFaultTest {
         Eventually.await(PROMPTLY, waiter + " parked", () -> waiter.state() == State.PARKED);
     }
 
+    /** Lock {@code name} held by owner 5 of another client, owner 1 of this one queued and parked, its claim to be cut. */
+    private record ClaimCut(LockEngine holder, LockEngine lock, Acquisition waiter, FaultProxy.Fault cut) {}
+
+    /**
+     * Owner 5 of the direct client holds {@code name}; owner 1 of the proxied client queues and
+     * parks; the next acquire script through the proxy, the claim once 5 releases, is cut after
+     * Redis ran it and before its reply.
+     */
+    private ClaimCut queuedWithClaimCut(String name) throws Exception {
+        LockEngine holder = lock(direct, name);
+        assertThat(within(holder.acquireAsync(5, 0, Args.WATCHDOG_LEASE)).acquired()).isTrue();
+        LockEngine lock = lock(proxied, name);
+        Acquisition waiter = lock.start(1, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
+        Eventually.await(PROMPTLY, "queued and parked", () -> waiter.state() == State.PARKED
+                && (Long) server.command("ZCARD", "{" + name + "}:handoff") == 1);
+        return new ClaimCut(holder, lock, waiter, proxy.cutBeforeReply(Script.LOCK_ACQUIRE.sha(false)));
+    }
+
     /**
      * History: owners 1 and 2 of one client; 1 holds, 2 waits behind it; 1's last unlock hands
      * the hold to 2 and the transfer's reply is lost. 1's unlock returns (the retry finds the
@@ -145,13 +163,11 @@ class HandOverFaultTest {
      */
     @Test
     void aClaimWhoseReplyIsLostKeepsTheHandedOverHold() throws Exception {
-        LockEngine holder = lock(direct, "claimed");
-        assertThat(within(holder.acquireAsync(5, 0, Args.WATCHDOG_LEASE)).acquired()).isTrue();
-        LockEngine lock = lock(proxied, "claimed");
-        Acquisition waiter = lock.start(1, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
-        Eventually.await(PROMPTLY, "queued and parked", () -> waiter.state() == State.PARKED
-                && (Long) server.command("ZCARD", "{claimed}:handoff") == 1);
-        FaultProxy.Fault cut = proxy.cutBeforeReply(Script.LOCK_ACQUIRE.sha(false));
+        ClaimCut handed = queuedWithClaimCut("claimed");
+        LockEngine holder = handed.holder();
+        LockEngine lock = handed.lock();
+        Acquisition waiter = handed.waiter();
+        FaultProxy.Fault cut = handed.cut();
 
         within(holder.release(5));
 
@@ -176,19 +192,15 @@ class HandOverFaultTest {
      */
     @Test
     void aReentryWhileTheClaimIsRetriedCountsOneHoldOnTopOfIt() throws Exception {
-        LockEngine holder = lock(direct, "claimed-again");
-        assertThat(within(holder.acquireAsync(5, 0, Args.WATCHDOG_LEASE)).acquired()).isTrue();
-        LockEngine lock = lock(proxied, "claimed-again");
-        Acquisition waiter = lock.start(1, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
-        Eventually.await(PROMPTLY, "queued and parked", () -> waiter.state() == State.PARKED
-                && (Long) server.command("ZCARD", "{claimed-again}:handoff") == 1);
-        FaultProxy.Fault cut = proxy.cutBeforeReply(Script.LOCK_ACQUIRE.sha(false));
+        ClaimCut handed = queuedWithClaimCut("claimed-again");
+        LockEngine lock = handed.lock();
 
-        within(holder.release(5));
-        CompletableFuture<Attempt> reentry = waiter.result.thenCompose(held -> lock.acquireAsync(1, 0, Args.WATCHDOG_LEASE));
+        within(handed.holder().release(5));
+        CompletableFuture<Attempt> reentry = handed.waiter().result
+                .thenCompose(held -> lock.acquireAsync(1, 0, Args.WATCHDOG_LEASE));
 
         assertThat(within(reentry).acquired()).isTrue();
-        assertThat(cut.triggered()).isTrue();
+        assertThat(handed.cut().triggered()).isTrue();
         assertThat(holders("claimed-again")).containsExactly(Map.entry(proxied.clientId() + ":1", 2L));
         within(lock.release(1));
         within(lock.release(1));
