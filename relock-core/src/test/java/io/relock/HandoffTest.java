@@ -80,7 +80,7 @@ class HandoffTest extends SingleServerTest {
 
     /**
      * History: A holds; B (another client) queues; A unlocks. The release makes B the owner and
-     * wakes B alone; B's lock() returns once one script call claimed the hold with B's own lease
+     * wakes B alone; B's lock() returns, and one script call claims the hold with B's own lease
      * (no second hold taken: a single HINCRBY, the release's own). Nobody else retried.
      */
     @Test
@@ -103,12 +103,12 @@ class HandoffTest extends SingleServerTest {
         server.command("CONFIG", "RESETSTAT");
         holder.unlock();
         Eventually.await(PROMPTLY, "the waiter holds the lock", () -> !other.heldLocks().isEmpty());
+        // Its claim is sent as its lock() returns, not before: counted once it took the hold.
+        Eventually.await(PROMPTLY, "the claim ran", () -> (Long) server.command("PTTL", "handed") > 5000);
         assertThat(calls("evalsha")).as("the release and the claim").isEqualTo(2);
         assertThat(calls("hincrby")).isEqualTo(1);
         assertThat(other.getLockInfo("handed").holders().keySet()).singleElement().asString()
                 .startsWith(other.clientId() + ":");
-        assertThat((Long) server.command("PTTL", "handed")).as("claimed with the waiter's lease before lock() returned")
-                .isGreaterThan(5000);
         assertThat(queued("handed")).isZero();
         release.countDown();
         waiting.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
@@ -499,9 +499,49 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
+     * History: A holds with a 60 s lease; B (another client) queues; A re-enters with a 10 s
+     * lease, so the lock's TTL is short when C (a third client) queues. C's entry goes stale
+     * sooner than B's, yet it queues behind B (else a client queueing during short leases, such
+     * as the hand-over lease, could pass the others at every turn): A's unlock hands the lock to
+     * B, then B's to C.
+     */
+    @Test
+    void aWaiterQueuedWhileTheLeaseIsShortQueuesBehindTheWaitersBeforeIt() throws Exception {
+        DistributedLock holder = clients.create().getLock("in-order");
+        holder.lock(60, TimeUnit.SECONDS);
+        List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+        Relock b = clients.create();
+        Relock c = clients.create();
+        CompletableFuture<Void> bDone = Threads.run(() -> takeAndNote(b.getLock("in-order"), "B", order));
+        Eventually.await(PROMPTLY, "B queued", () -> queued("in-order") == 1);
+        holder.lock(10, TimeUnit.SECONDS);
+        CompletableFuture<Void> cDone = Threads.run(() -> takeAndNote(c.getLock("in-order"), "C", order));
+        Eventually.await(PROMPTLY, "C queued", () -> queued("in-order") == 2);
+        @SuppressWarnings("unchecked")
+        List<Object> entries = (List<Object>) server.command("ZRANGE", queue("in-order"), "0", "-1");
+        assertThat((String) entries.get(0)).as("first in the queue").startsWith(b.clientId());
+        holder.unlock();
+        holder.unlock();
+        bDone.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        cDone.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(order).containsExactly("B", "C");
+        assertThat(server.command("EXISTS", "in-order", queue("in-order"))).isEqualTo(0L);
+    }
+
+    private static Void takeAndNote(DistributedLock lock, String who, List<String> order) {
+        lock.lock();
+        try {
+            order.add(who);
+        } finally {
+            lock.unlock();
+        }
+        return null;
+    }
+
+    /**
      * History: A holds with a 30 s lease; a child JVM queues and is SIGKILLed; A re-enters with a
-     * 60 s lease, so that C (another client) queues behind the dead entry (entries are ordered
-     * by when they go stale) and parks for A's 60 s; A unlocks. The lock goes to the dead waiter
+     * 60 s lease, so that C (another client) queues behind the dead entry and parks for A's 60 s;
+     * A unlocks. The lock goes to the dead waiter
      * for the 2 s hand-over lease, then to C: C waits about that long, not a lease. C was told
      * 60 s; it wakes on time because the ticket published for the dead waiter told its client
      * that the lock may be free when the hand-over lease runs out.

@@ -1,7 +1,8 @@
 -- Owner transfer, prepended to the scripts that can end the last hold of a reentrant lock
 -- (release, rollback, leave): Redis scripts cannot call each other.
 -- The queue is a sorted set next to the lock: member '<owner field>:<ticket>', one per waiting
--- acquisition, scored by the server time (ms) after which the entry counts as abandoned.
+-- acquisition, scored by the server time (ms) after which the entry counts as abandoned, and in
+-- the order the entries came (see lock_acquire.lua).
 -- The lock hash carries two bookkeeping fields besides its owner: 'relock:queued' (a waiter
 -- queued, so the release must look at the queue) and 'relock:granted' (the ticket of the
 -- waiter the lock was handed to, so that waiter's own late attempt takes the hold instead of

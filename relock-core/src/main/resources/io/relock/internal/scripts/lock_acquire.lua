@@ -40,12 +40,20 @@ if ARGV[5] ~= '0' then
 end
 if ARGV[4] ~= '0' then
     -- Queue for a hand-off; the entry goes stale unless replaced by the next attempt, which comes
-    -- at the latest when the holder's lease would run out.
+    -- at the latest when the holder's lease would run out. The score is when it goes stale, but
+    -- never ahead of an entry already queued: one queued while the lease was short (a hand-over
+    -- lease, a holder's short lease) would otherwise jump the queue, and its client could do so
+    -- at every turn while the others starve.
     local time = redis.call('time')
-    local deadline = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + math.max(ttl, 0) + 5000
+    local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    local deadline = now + math.max(ttl, 0) + 5000
+    local last = redis.call('zrange', KEYS[2], -1, -1, 'withscores')
+    if #last > 0 and tonumber(last[2]) >= deadline then
+        deadline = tonumber(last[2]) + 1
+    end
     redis.call('zadd', KEYS[2], deadline, ARGV[2] .. ':' .. ARGV[4])
-    if redis.call('pttl', KEYS[2]) < math.max(ttl, 0) + 5000 then
-        redis.call('pexpire', KEYS[2], math.max(ttl, 0) + 5000)
+    if redis.call('pttl', KEYS[2]) < deadline - now then
+        redis.call('pexpire', KEYS[2], deadline - now)
     end
     redis.call('hset', KEYS[1], 'relock:queued', 1)
 end
