@@ -57,10 +57,19 @@ public final class UnlockChannels {
         CompletableFuture<Void> unsubscribe(String channel);
     }
 
+    /** How often a cluster client subscribes its channels again while its slot map is unsettled (see {@link #topologyChanged}). */
+    static final long RESUBSCRIBE_PERIOD_MILLIS = 500;
+    /** How many of those rounds without a slot-map change count as settled: five seconds. */
+    static final int SETTLE_ROUNDS = 10;
+
     private final Commands commands;
     private final Timer timer;
     private final boolean sharded;
     private final Map<String, Channel> channels = new HashMap<>();
+    /** Rounds of subscribing again left before the slot map counts as settled; guarded by channels. */
+    private int unsettledRounds;
+    /** Whether a round is scheduled; guarded by channels. */
+    private boolean settling;
 
     /**
      * @param sharded whether to use sharded pub/sub (SSUBSCRIBE), as the release scripts of a
@@ -149,17 +158,54 @@ public final class UnlockChannels {
     /**
      * After a cluster's slot map changed: a shard channel's slot may now belong to another node,
      * and a subscription on a failed node hears nothing, so every channel is subscribed again
-     * (routed to the slot's current owner) and every waiter retries at once.
+     * (routed to the slot's current owner) and every waiter retries at once. One change is not
+     * enough: during a failover the client's view of the slot map can change several times, a
+     * SUBSCRIBE routed by a view taken before the promotion is refused, and one that went to the
+     * promoted master can be lost with its connection when a later, older view takes the node for
+     * a replica and closes it; the slot map may then settle without another change being seen.
+     * So the channels are subscribed again every {@link #RESUBSCRIBE_PERIOD_MILLIS} until
+     * {@link #SETTLE_ROUNDS} rounds passed without a change, each round followed by a retry of
+     * every waiter (a release may have been announced where nobody of this client listened).
+     * Subscribing again where the subscription stands changes nothing.
      */
     public void topologyChanged() {
         if (sharded) {
             synchronized (channels) {
-                for (String name : channels.keySet()) {
-                    commands.subscribe(name);
+                unsettledRounds = SETTLE_ROUNDS;
+                if (!settling) {
+                    settling = true;
+                    timer.newTimeout(timeout -> resubscribeWhileUnsettled(), RESUBSCRIBE_PERIOD_MILLIS,
+                            TimeUnit.MILLISECONDS);
                 }
             }
+            resubscribeAll();
+        } else {
+            wakeEveryone();
         }
-        wakeEveryone();
+    }
+
+    private void resubscribeWhileUnsettled() {
+        synchronized (channels) {
+            if (--unsettledRounds > 0) {
+                timer.newTimeout(timeout -> resubscribeWhileUnsettled(), RESUBSCRIBE_PERIOD_MILLIS,
+                        TimeUnit.MILLISECONDS);
+            } else {
+                settling = false;
+            }
+        }
+        resubscribeAll();
+    }
+
+    /** Subscribes every channel again, then wakes every waiter, whether or not each subscribe went through. */
+    private void resubscribeAll() {
+        List<CompletableFuture<Void>> subscribes = new ArrayList<>();
+        synchronized (channels) {
+            for (String name : channels.keySet()) {
+                subscribes.add(commands.subscribe(name));
+            }
+        }
+        CompletableFuture.allOf(subscribes.toArray(CompletableFuture[]::new))
+                .whenComplete((ignored, error) -> wakeEveryone());
     }
 
     /** The channel {@code name} if a waiter of this client is subscribed to it, else null; takes no reference. */
