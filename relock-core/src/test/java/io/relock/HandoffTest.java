@@ -648,50 +648,63 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
-     * History: A (Relock) holds; B (Relock, another client) and R (Redisson) wait; A unlocks. The
-     * lock goes to B by hand-off (R ignores the ticket message); B unlocks with nobody queued,
-     * which deletes the lock and publishes 0, and R gets the lock.
+     * History: A and B (two Relock clients) hand the lock to each other without pause, so that
+     * one of them always waits queued; R (Redisson) asks for it meanwhile. A release that would
+     * hand the lock to the queued Relock client while R listens frees it for R instead (a yield),
+     * and R gets it while A and B go on: before yields, R never did (issue: the queue never
+     * emptied). A, B and R never hold it together.
      */
     @Test
-    void aRedissonWaiterGetsTheLockWhenTheQueueEmpties() throws Exception {
+    void aRedissonWaiterGetsTheLockWhileRelockClientsKeepHandingItOn() throws Exception {
         Config config = new Config();
         config.setLockWatchdogTimeout(30_000);
         config.useSingleServer().setAddress(server.uri()).setConnectionMinimumIdleSize(1).setConnectionPoolSize(4)
                 .setSubscriptionConnectionMinimumIdleSize(1).setSubscriptionConnectionPoolSize(2);
         RedissonClient redisson = Redisson.create(config);
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger relockTurns = new AtomicInteger();
         try {
-            DistributedLock holder = clients.create().getLock("mixed-queue");
-            Relock other = clients.create();
-            DistributedLock relockWaiter = other.getLock("mixed-queue");
-            holder.lock();
-            CountDownLatch releaseB = new CountDownLatch(1);
-            CompletableFuture<Void> b = Threads.run(() -> {
-                relockWaiter.lock();
-                try {
-                    releaseB.await();
-                } finally {
-                    relockWaiter.unlock();
-                }
-                return null;
-            });
-            Eventually.await(PROMPTLY, "B queued", () -> queued("mixed-queue") == 1);
+            List<CompletableFuture<Void>> relockThreads = new ArrayList<>();
+            for (Relock client : List.of(clients.create(), clients.create())) {
+                DistributedLock lock = client.getLock("mixed-queue");
+                relockThreads.add(Threads.run(() -> {
+                    for (int i = 0; i < 1_000_000 && !stop.get(); i++) {
+                        lock.lock();
+                        try {
+                            if (!inside.compareAndSet(false, true)) {
+                                overlaps.incrementAndGet();
+                            }
+                            relockTurns.incrementAndGet();
+                            inside.set(false);
+                        } finally {
+                            lock.unlock();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            Eventually.await(PROMPTLY, "a Relock client queued", () -> queued("mixed-queue") >= 1);
             Lock theirs = redisson.getLock("mixed-queue");
-            CompletableFuture<Boolean> r = Threads.call(() -> {
-                boolean acquired = theirs.tryLock(30, TimeUnit.SECONDS);
-                if (acquired) {
-                    theirs.unlock();
+            int turnsBefore = relockTurns.get();
+            boolean acquired = theirs.tryLock(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+            if (acquired) {
+                if (!inside.compareAndSet(false, true)) {
+                    overlaps.incrementAndGet();
                 }
-                return acquired;
-            });
-            Eventually.await(PROMPTLY, "Redisson subscribed",
-                    () -> other.getLockInfo("mixed-queue").waitingClients() == 2);
-            holder.unlock();
-            Eventually.await(PROMPTLY, "B holds the lock by hand-off", () -> !other.heldLocks().isEmpty());
-            assertThat(r).isNotDone();
-            releaseB.countDown();
-            b.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(r.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+                inside.set(false);
+                theirs.unlock();
+            }
+            assertThat(acquired).as("Redisson's waiter got the lock").isTrue();
+            Eventually.await(PROMPTLY, "the Relock clients went on", () -> relockTurns.get() > turnsBefore + 10);
+            stop.set(true);
+            for (CompletableFuture<Void> thread : relockThreads) {
+                thread.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            assertThat(overlaps).hasValue(0);
         } finally {
+            stop.set(true);
             redisson.shutdown();
         }
     }

@@ -54,7 +54,8 @@ class SecurityTest {
     private static final List<String> RELOCK_COMMANDS = List.of(
             // loading and running the scripts (EVAL when the server lost them: restart, SCRIPT FLUSH)
             "script|load", "evalsha", "eval",
-            // waiting for an unlock, and counting waiters for getLockInfo
+            // waiting for an unlock; counting waiters for getLockInfo and, in the release scripts,
+            // Redisson's waiters apart from Relock's
             "subscribe", "unsubscribe", "pubsub|numsub",
             // reading maxmemory-policy at create, to warn when lock keys can be evicted
             "info",
@@ -69,13 +70,15 @@ class SecurityTest {
     /**
      * Keys and channels of locks named under {@link #KEY_PREFIX}: lock keys, their
      * {@code {hash-tagged}} companions (fair queues, fencing tokens, reader leases) and the unlock
-     * channels. The channels are key patterns too, as the release scripts take them as KEYS
+     * channels, with the channels every Relock client subscribes to beside them (see
+     * {@code UnlockChannels.relockMark}). The unlock channels are key patterns too, as the release scripts take them as KEYS
      * (Redisson's convention), and Redis checks every KEYS argument against the key patterns.
      */
     private static final List<String> PREFIX_RULES = List.of(
             "~" + KEY_PREFIX + "*", "~{" + KEY_PREFIX + "*",
             "~redisson_lock__channel:{" + KEY_PREFIX + "*", "~redisson_rwlock:{" + KEY_PREFIX + "*",
-            "&redisson_lock__channel:{" + KEY_PREFIX + "*", "&redisson_rwlock:{" + KEY_PREFIX + "*");
+            "&redisson_lock__channel:{" + KEY_PREFIX + "*", "&redisson_rwlock:{" + KEY_PREFIX + "*",
+            "&relock:redisson_lock__channel:{" + KEY_PREFIX + "*", "&relock:redisson_rwlock:{" + KEY_PREFIX + "*");
 
     /** Commands Relock sends itself rather than from a script. */
     private static final Set<String> CLIENT_SIDE_COMMANDS =
@@ -148,12 +151,15 @@ class SecurityTest {
 
     @Test
     void theCommandListIsExactlyWhatTheScriptsCallPlusWhatTheClientSends() {
-        Pattern call = Pattern.compile("redis\\.p?call\\(\\s*['\"]([A-Za-z]+)['\"]");
+        Pattern call = Pattern.compile("redis\\.p?call\\(\\s*['\"]([A-Za-z]+)['\"](?:\\s*,\\s*['\"]([A-Za-z]+)['\"])?");
         Set<String> scriptCommands = new TreeSet<>();
         for (Script script : Script.values()) {
             Matcher matcher = call.matcher(script.source(false));
             while (matcher.find()) {
-                scriptCommands.add(matcher.group(1).toLowerCase(Locale.ROOT));
+                String command = matcher.group(1).toLowerCase(Locale.ROOT);
+                // A container command is granted by subcommand (ACL's 'pubsub|numsub').
+                scriptCommands.add(command.equals("pubsub") ? command + "|" + matcher.group(2).toLowerCase(Locale.ROOT)
+                        : command);
             }
         }
         Set<String> expected = new TreeSet<>(scriptCommands);

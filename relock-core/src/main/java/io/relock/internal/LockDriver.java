@@ -126,11 +126,13 @@ interface LockDriver {
      * Hands the last hold of {@code from} to {@code to}, an owner of the same client that waits
      * for the lock, without the lock being free in between: {@code to} gets one hold with
      * {@code leaseMillis}, and its queue entry (of {@code toTicket}, 0 if none) goes. Completes
-     * with how many waiters are queued on Redis, or -1 when {@code from} did not hold exactly
-     * one hold (nothing changed). Only for types whose {@link #handsOff()} is true.
+     * with how many waiters are queued on Redis, plus with {@code countOthers} how many clients
+     * other than Relock's listen for the lock (Redisson's waiters, which never queue), or -1
+     * when {@code from} did not hold exactly one hold (nothing changed). Only for types whose
+     * {@link #handsOff()} is true.
      */
     default CompletableFuture<Long> transfer(String from, String to, long leaseMillis, long toTicket,
-            RedisGateway.Budget budget) {
+            boolean countOthers, RedisGateway.Budget budget) {
         throw new UnsupportedOperationException(type() + " locks are not handed over between owners");
     }
 }

@@ -440,7 +440,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         CompletableFuture<Long> transfer;
         try {
             transfer = driver.transfer(hold.field, receiver.field(), receiver.leaseOnRedis(), receiver.queuedTicket(),
-                    runtime.gateway().budget());
+                    channel.endsStreak(MAX_HAND_OVERS_IN_A_ROW), runtime.gateway().budget());
         } catch (RuntimeException e) {
             transfer = CompletableFuture.failedFuture(e);
         }

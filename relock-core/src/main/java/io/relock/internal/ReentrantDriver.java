@@ -13,17 +13,21 @@ import java.util.concurrent.CompletableFuture;
  * waiter the owner and publishes its ticket instead of {@code 0}; only an empty queue deletes
  * the lock. Redisson clients ignore ticket messages and still hear {@code 0} when the queue is
  * empty. A release may instead hand the lock to an owner of its own client that waits for it
- * ({@code lock_transfer.lua}): the lock never becomes free in between.
+ * ({@code lock_transfer.lua}): the lock never becomes free in between. While Redisson's
+ * waiters listen too, a release frees the lock for them instead and keeps Relock's attempts off
+ * it for a moment ({@code {name}:yield}, see {@code handoff.lua}), or they would never get it.
  */
 class ReentrantDriver extends KeyDriver {
 
     private final String type;
     private final String queue;
+    private final String yield;
 
     ReentrantDriver(ClientRuntime runtime, LockKeys keys, String type) {
         super(runtime, keys);
         this.type = type;
         this.queue = keys.ownKey("handoff");
+        this.yield = keys.ownKey("yield");
     }
 
     @Override
@@ -34,28 +38,29 @@ class ReentrantDriver extends KeyDriver {
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
         return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), queue}, request.lease(), request.field(), request.countBefore(),
+                new String[] {keys.key(), queue, yield}, request.lease(), request.field(), request.countBefore(),
                 Long.toString(request.ticket()), Long.toString(request.queuedTicket())).thenApply(Attempt::fromTtl);
     }
 
     @Override
     public CompletableFuture<Long> transfer(String from, String to, long leaseMillis, long toTicket,
-            RedisGateway.Budget budget) {
+            boolean countOthers, RedisGateway.Budget budget) {
         return runtime.gateway().eval(Script.LOCK_TRANSFER, ScriptOutputType.INTEGER, budget, false,
-                new String[] {keys.key(), queue}, from, to, Long.toString(leaseMillis), Long.toString(toTicket));
+                new String[] {keys.key(), queue, keys.channel()}, from, to, Long.toString(leaseMillis),
+                Long.toString(toTicket), countOthers ? "1" : "0");
     }
 
     @Override
     public CompletableFuture<Long> release(Request request) {
         return request.eval(runtime.gateway(), Script.LOCK_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel(), queue}, UnlockChannels.UNLOCK_MESSAGE, request.lease(),
+                new String[] {keys.key(), keys.channel(), queue, yield}, UnlockChannels.UNLOCK_MESSAGE, request.lease(),
                 request.field(), request.countBefore());
     }
 
     @Override
     public CompletableFuture<Long> rollback(String field, int countBefore) {
         return runtime.gateway().eval(Script.LOCK_ROLLBACK, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel(), queue}, field, Integer.toString(countBefore),
+                new String[] {keys.key(), keys.channel(), queue, yield}, field, Integer.toString(countBefore),
                 UnlockChannels.UNLOCK_MESSAGE);
     }
 
@@ -70,7 +75,7 @@ class ReentrantDriver extends KeyDriver {
             return CompletableFuture.completedFuture(null);
         }
         return runtime.gateway().eval(Script.LOCK_LEAVE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel(), queue}, field, Long.toString(ticket),
+                new String[] {keys.key(), keys.channel(), queue, yield}, field, Long.toString(ticket),
                 UnlockChannels.UNLOCK_MESSAGE);
     }
 

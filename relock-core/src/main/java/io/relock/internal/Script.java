@@ -52,7 +52,8 @@ public enum Script {
         this.source = prelude == null ? load(name) : load(prelude) + "\n" + load(name);
         this.sha = sha1(source);
         // Cluster on Redis 7+: the same script announcing releases with sharded pub/sub.
-        this.shardedSource = source.replace("redis.call('publish',", "redis.call('spublish',");
+        this.shardedSource = source.replace("redis.call('publish',", "redis.call('spublish',")
+                .replace("redis.call('pubsub', 'numsub',", "redis.call('pubsub', 'shardnumsub',");
         this.shardedSha = sha1(shardedSource);
     }
 
@@ -64,7 +65,7 @@ public enum Script {
         return sha;
     }
 
-    /** The source, with SPUBLISH instead of PUBLISH when {@code sharded}. */
+    /** The source, with SPUBLISH and PUBSUB SHARDNUMSUB instead of PUBLISH and PUBSUB NUMSUB when {@code sharded}. */
     public String source(boolean sharded) {
         return sharded ? shardedSource : source;
     }

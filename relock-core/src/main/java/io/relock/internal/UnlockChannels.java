@@ -79,14 +79,16 @@ public final class UnlockChannels {
         this(new Commands() {
             @Override
             public CompletableFuture<Void> subscribe(String channel) {
-                return (sharded ? connection.async().ssubscribe(channel) : connection.async().subscribe(channel))
-                        .toCompletableFuture();
+                String mark = relockMark(channel);
+                return (sharded ? connection.async().ssubscribe(channel, mark)
+                        : connection.async().subscribe(channel, mark)).toCompletableFuture();
             }
 
             @Override
             public CompletableFuture<Void> unsubscribe(String channel) {
-                return (sharded ? connection.async().sunsubscribe(channel) : connection.async().unsubscribe(channel))
-                        .toCompletableFuture();
+                String mark = relockMark(channel);
+                return (sharded ? connection.async().sunsubscribe(channel, mark)
+                        : connection.async().unsubscribe(channel, mark)).toCompletableFuture();
             }
         }, timer, sharded);
         connection.addListener(new RedisPubSubAdapter<>() {
@@ -243,6 +245,16 @@ public final class UnlockChannels {
         }
     }
 
+    /**
+     * The channel every Relock client subscribes to together with {@code channel}, in the same
+     * command: nothing is published there, but the difference of the two channels' subscriber
+     * counts is exactly how many clients other than Relock's listen (see {@code handoff.lua}).
+     * In the same Cluster slot, as the lock's hash tag is its first brace.
+     */
+    static String relockMark(String channel) {
+        return "relock:" + channel;
+    }
+
     /** Whether an unlock message is a hand-off ticket (a number of 2 or more) rather than 0 or 1. */
     static boolean isTicket(String message) {
         if (message.isEmpty() || message.length() > 19) {
@@ -385,8 +397,18 @@ public final class UnlockChannels {
         }
 
         /**
+         * Whether the next hand-over ends a run of {@code maxStreak}: it then also asks how many
+         * clients other than Relock's listen (Redisson's waiters, which never queue), so that
+         * a run within this client ends for them too, not only for queued clients.
+         */
+        synchronized boolean endsStreak(int maxStreak) {
+            return (localStreak + 1) % maxStreak == 0;
+        }
+
+        /**
          * A hand-over to {@code receiver} went through; {@code queuedOnRedis} waiters are queued
-         * on Redis, this client's own entry among them if it has a queued waiter besides the receiver.
+         * on Redis (and other clients listening, at the end of a run), this client's own entry
+         * among them if it has a queued waiter besides the receiver.
          */
         synchronized void handedOver(Acquisition receiver, long queuedOnRedis) {
             localStreak++;

@@ -7,11 +7,42 @@
 -- queued, so the release must look at the queue) and 'relock:granted' (the ticket of the
 -- waiter the lock was handed to, so that waiter's own late attempt takes the hold instead of
 -- counting a re-entry). Both hold numbers; lock_info.lua skips fields named 'relock:*'.
+--
+-- Yields. Clients that are not Relock's (Redisson's, during a migration) wait on the same
+-- channel, hear only the unlock message and never take a hand-off; under steady contention
+-- among Relock clients the lock would never be free for them. So a release that would hand the
+-- lock on, or free it, while such clients listen frees it and announces it instead, and leaves
+-- '{name}:yield' behind for RELOCK_YIELD_MS: Relock's attempts find the lock taken until it
+-- expires (see lock_acquire.lua), and the other clients, woken later than Relock's, get their
+-- turn. The queue stays: Relock's waiters go on in their order once the lock is theirs again.
+-- Every Relock client subscribes to 'relock:<channel>' in the same command as to the channel,
+-- so the difference of the two subscriber counts is exactly the other clients listening.
 
 -- How long a handed-over hold lasts until its waiter claims it (its next attempt, see
 -- lock_acquire.lua): the whole delay a waiter that died while next in line costs. The client
 -- knows it as Acquisition.GRANT_LEASE_MILLIS.
 local RELOCK_GRANT_LEASE_MS = 2000
+
+-- How long a yield keeps Relock's attempts off a lock freed for other clients: a woken Redisson
+-- waiter takes it within about a third of that here, even on a loaded machine, and a longer
+-- yield lets Redisson's threads take it many times over while Relock's wait (MixedFleetTest).
+-- If none takes it, Relock's waiters go on after it.
+local RELOCK_YIELD_MS = 1
+
+-- How many clients listen on `channel` that are not Relock clients.
+local function relock_others_listening(channel)
+    local counts = redis.call('pubsub', 'numsub', channel, 'relock:' .. channel)
+    return counts[2] - counts[4]
+end
+
+-- Deletes `key` and announces `message`; if clients other than Relock's heard it, they get a
+-- yield (see above). An announcement nobody hears costs nothing more.
+local function relock_free(key, channel, yield, message)
+    redis.call('del', key)
+    if redis.call('publish', channel, message) > 0 and relock_others_listening(channel) > 0 then
+        redis.call('set', yield, 1, 'px', RELOCK_YIELD_MS)
+    end
+end
 
 -- Owner fields of the hash, bookkeeping not counted.
 local function relock_owners(key)
@@ -21,11 +52,18 @@ end
 
 -- The last hold of `key` is gone (by `releaser`): hand it to the first live queued waiter and
 -- publish that waiter's ticket, or, with none left, delete the lock and its queue and publish
--- `message` as a plain release does.
-local function relock_pass_on(key, channel, queue, releaser, message)
+-- `message` as a plain release does. While clients other than Relock's listen, free it for them
+-- instead (a yield), keeping the queue.
+local function relock_pass_on(key, channel, queue, yield, releaser, message)
     local time = redis.call('time')
     local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
     redis.call('zremrangebyscore', queue, '-inf', now)
+    if relock_others_listening(channel) > 0 then
+        redis.call('del', key)
+        redis.call('publish', channel, message)
+        redis.call('set', yield, 1, 'px', RELOCK_YIELD_MS)
+        return
+    end
     while true do
         local first = redis.call('zrange', queue, 0, 0)
         if #first == 0 then
@@ -55,7 +93,7 @@ end
 
 -- Takes one of `field`'s `count` holds away (an undone acquire, a hand-off its waiter gave up):
 -- the last hold of the lock gone, it goes to the next queued waiter or is released.
-local function relock_drop_hold(key, channel, queue, field, count, message)
+local function relock_drop_hold(key, channel, queue, yield, field, count, message)
     if count > 1 then
         redis.call('hincrby', key, field, -1)
         return
@@ -63,10 +101,9 @@ local function relock_drop_hold(key, channel, queue, field, count, message)
     redis.call('hdel', key, field)
     if relock_owners(key) == 0 then
         if redis.call('hexists', key, 'relock:queued') == 1 then
-            relock_pass_on(key, channel, queue, field, message)
+            relock_pass_on(key, channel, queue, yield, field, message)
         else
-            redis.call('del', key)
-            redis.call('publish', channel, message)
+            relock_free(key, channel, yield, message)
         end
     end
 end

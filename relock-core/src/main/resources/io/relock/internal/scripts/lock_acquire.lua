@@ -1,5 +1,5 @@
 -- Reentrant acquire (Redisson's layout): a hash of owner -> hold count, expiring after the lease.
--- KEYS[1] lock key, KEYS[2] hand-off queue (see handoff.lua); ARGV[1] lease in ms; ARGV[2] owner
+-- KEYS[1] lock key, KEYS[2] hand-off queue, KEYS[3] yield (see handoff.lua); ARGV[1] lease in ms; ARGV[2] owner
 -- field; ARGV[3] the owner's hold count before this call; ARGV[4] the ticket to queue with when
 -- the lock is busy, '0' for an attempt that does not queue (a first attempt, a spin lock, a
 -- claim); ARGV[5] the ticket this waiter queued with before, '0' if none: its entry goes, and a
@@ -16,16 +16,21 @@ if ARGV[6] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == t
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
-local free = redis.call('exists', KEYS[1]) == 0
-if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    if not free and ARGV[5] ~= '0' then
-        if redis.call('hget', KEYS[1], 'relock:granted') == ARGV[5] then
-            -- A release handed the lock to this waiter before this call arrived: the claim. The
-            -- grant is the hold (count 1), not a re-entry on top of it; the lease becomes the caller's.
-            redis.call('hdel', KEYS[1], 'relock:granted')
-            redis.call('pexpire', KEYS[1], ARGV[1])
-            return nil
-        end
+-- One EXISTS tells the common case, a free lock with nothing around it, from the others.
+if redis.call('exists', KEYS[1], KEYS[2], KEYS[3]) == 0 then
+    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('pexpire', KEYS[1], ARGV[1])
+    return nil
+end
+local ttl
+local held = true
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+    if ARGV[5] ~= '0' and redis.call('hget', KEYS[1], 'relock:granted') == ARGV[5] then
+        -- A release handed the lock to this waiter before this call arrived: the claim. The
+        -- grant is the hold (count 1), not a re-entry on top of it; the lease becomes the caller's.
+        redis.call('hdel', KEYS[1], 'relock:granted')
+        redis.call('pexpire', KEYS[1], ARGV[1])
+        return nil
     end
     redis.call('hincrby', KEYS[1], ARGV[2], 1)
     redis.call('pexpire', KEYS[1], ARGV[1])
@@ -33,8 +38,27 @@ if free or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
         redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
     end
     return nil
+elseif redis.call('exists', KEYS[1]) == 1 then
+    ttl = redis.call('pttl', KEYS[1])
+else
+    ttl = redis.call('pttl', KEYS[3])
+    if ttl < 0 then
+        -- Free, with Relock waiters queued (another library's release, or a yield that passed):
+        -- take it, and note the queue so that the release hands the lock on to them.
+        redis.call('hincrby', KEYS[1], ARGV[2], 1)
+        redis.call('pexpire', KEYS[1], ARGV[1])
+        if ARGV[5] ~= '0' then
+            redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
+        end
+        if redis.call('zcard', KEYS[2]) > 0 then
+            redis.call('hset', KEYS[1], 'relock:queued', 1)
+        end
+        return nil
+    end
+    -- A yield: the lock is free for other clients' waiters; this attempt waits as for a holder
+    -- (and must not create the key, which would keep them out).
+    held = false
 end
-local ttl = redis.call('pttl', KEYS[1])
 if ARGV[5] ~= '0' then
     redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
 end
@@ -55,6 +79,8 @@ if ARGV[4] ~= '0' then
     if redis.call('pttl', KEYS[2]) < deadline - now then
         redis.call('pexpire', KEYS[2], deadline - now)
     end
-    redis.call('hset', KEYS[1], 'relock:queued', 1)
+    if held then
+        redis.call('hset', KEYS[1], 'relock:queued', 1)
+    end
 end
 return ttl

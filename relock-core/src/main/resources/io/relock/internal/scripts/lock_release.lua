@@ -1,4 +1,4 @@
--- Reentrant release. KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] hand-off queue;
+-- Reentrant release. KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] hand-off queue, KEYS[4] yield;
 -- ARGV[1] unlock message, ARGV[2] lease in ms kept while still held, ARGV[3] owner field,
 -- ARGV[4] the owner's hold count before this call as the client knows it ('0' if unknown),
 -- ARGV[5] '1' when this call may repeat one that already took effect.
@@ -20,9 +20,8 @@ if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
     return 0
 end
 if held[2] then
-    relock_pass_on(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[1])
+    relock_pass_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[1])
 else
-    redis.call('del', KEYS[1])
-    redis.call('publish', KEYS[2], ARGV[1])
+    relock_free(KEYS[1], KEYS[2], KEYS[4], ARGV[1])
 end
 return 1
