@@ -3,6 +3,7 @@ package io.relock.internal;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
+import io.relock.LockForceUnlockedException;
 import io.relock.RelockConnectionException;
 import io.relock.RelockException;
 import io.relock.RelockTimeoutException;
@@ -93,11 +94,19 @@ public final class Exceptions {
                 + "': it is not held by the current thread (owner " + owner + ")");
     }
 
+    /** The cause of a hold's loss when a force-unlock removed it. */
+    public static LockForceUnlockedException forceUnlocked(String lockName, String owner) {
+        return new LockForceUnlockedException("lock '" + lockName + "' of owner " + owner
+                + " was force-unlocked: a forceUnlock() removed it while it was held");
+    }
+
     /** The owner did acquire the lock, but Redis no longer has its hold. */
     public static IllegalMonitorStateException holdLost(String lockName, String owner, long leaseMillis,
             boolean watchdog, Throwable lossCause) {
         String why;
-        if (lossCause != null) {
+        if (lossCause instanceof LockForceUnlockedException) {
+            why = "it was force-unlocked while held";
+        } else if (lossCause != null) {
             why = "the watchdog could not renew its lease before it ran out (" + unwrap(lossCause) + ")";
         } else if (watchdog) {
             why = "the lock was lost while held: its lease (" + leaseMillis
