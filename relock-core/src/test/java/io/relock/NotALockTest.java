@@ -113,16 +113,28 @@ class NotALockTest extends SingleServerTest {
     }
 
     @Test
-    void aSetNamedLikeTheForcedNoteIsLeftAlone() {
+    void aKeyNamedLikeTheForcedNoteIsLeftAlone() {
         Relock holder = clients.create();
         holder.getLock("shelf").lock();
-        server.command("SADD", "{shelf}:relock:forced", "mine");
+        server.command("HSET", "{shelf}:relock:forced", "mine", "1");
         String note = digest("{shelf}:relock:forced");
 
         assertThat(operator.forceUnlock("shelf")).isTrue();
 
         assertThat(digest("{shelf}:relock:forced")).isEqualTo(note);
         assertThat(server.command("PTTL", "{shelf}:relock:forced")).isEqualTo(-1L);
+    }
+
+    @Test
+    void theForcedNoteIsNotALockAndExpires() {
+        Relock holder = clients.create();
+        holder.getLock("desk").lock();
+
+        assertThat(operator.forceUnlock("desk")).isTrue();
+
+        assertThat(operator.getLockInfo("{desk}:relock:forced").kind()).isEqualTo(LockInfo.Kind.NOT_A_LOCK);
+        assertThat((Long) server.command("PTTL", "{desk}:relock:forced"))
+                .isBetween(1L, Clients.STEADY_WATCHDOG.toMillis());
     }
 
     @Test

@@ -94,8 +94,9 @@ local function relock_is_token(key)
     return redis.call('type', key)['ok'] == 'string' and string.match(redis.call('get', key), '^%d+$') ~= nil
 end
 
--- Where a force-release leaves the holders it removed, for their watchdogs to read: a set next
--- to the lock (the key naming of LockKeys.ownKey), living one watchdog timeout.
+-- Where a force-release leaves the holders it removed, for their watchdogs to read: a hash next
+-- to the lock (the key naming of LockKeys.ownKey), each removed holder a field whose value is
+-- 'forced' (not a count, so the note never reads as a lock), living one watchdog timeout.
 local function relock_forced_key(key)
     local open = string.find(key, '{', 1, true)
     local close = open and string.find(key, '}', open + 1, true)
@@ -106,15 +107,15 @@ local function relock_forced_key(key)
 end
 
 -- Notes that a force-release removed `holders` (a flat {field, count, ...} list) from `key`; a
--- key of that name that is not such a note is left alone.
+-- key of that name that is not such a note (another type, or without expiry) is left alone.
 local function relock_mark_forced(key, holders, ttl)
     local marker = relock_forced_key(key)
     local layout = redis.call('type', marker)['ok']
-    if layout ~= 'none' and (layout ~= 'set' or redis.call('pttl', marker) < 0) then
+    if layout ~= 'none' and (layout ~= 'hash' or redis.call('pttl', marker) < 0) then
         return
     end
     for i = 1, #holders, 2 do
-        redis.call('sadd', marker, holders[i])
+        redis.call('hset', marker, holders[i], 'forced')
     end
     redis.call('pexpire', marker, ttl)
 end
@@ -122,5 +123,5 @@ end
 -- Whether a force-release removed holder `field` of `key` lately.
 local function relock_was_forced(key, field)
     local marker = relock_forced_key(key)
-    return redis.call('type', marker)['ok'] == 'set' and redis.call('sismember', marker, field) == 1
+    return redis.call('type', marker)['ok'] == 'hash' and redis.call('hget', marker, field) == 'forced'
 end
