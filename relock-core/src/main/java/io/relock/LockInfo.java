@@ -19,7 +19,8 @@ import java.util.Optional;
  * @param clients where each holder's client runs, by client id, for the Relock clients among
  *     the holders that are registered (see {@link ClientInfo}); Redisson holders have none
  * @param kind which lock type the data under the name belongs to, told from the data itself;
- *     {@link Kind#NOT_A_LOCK} (with no holders) when it is data that no lock writes
+ *     {@link Kind#NOT_A_LOCK} (with no holders and a {@code remainTimeToLive} of {@code -2}, as
+ *     for a free lock) when it is data that no lock writes
  */
 public record LockInfo(String name, Map<String, Long> holders, long remainTimeToLive, long waitingClients,
         Map<String, ClientInfo> clients, Kind kind) {

@@ -81,6 +81,7 @@ class NotALockTest extends SingleServerTest {
             long ttl = (Long) server.command("PTTL", name);
             assertThat(operator.getLockInfo(name).kind()).as(name).isEqualTo(LockInfo.Kind.NOT_A_LOCK);
             assertThat(operator.getLockInfo(name).holders()).as(name).isEmpty();
+            assertThat(operator.getLockInfo(name).remainTimeToLive()).as(name).isEqualTo(-2);
             List<Function<String, Boolean>> calls = everyForceUnlock();
             for (int i = 0; i < calls.size(); i++) {
                 assertThat(calls.get(i).apply(name)).as("force-unlock #%d of %s", i, name).isFalse();

@@ -6,11 +6,12 @@
 -- Returns {{owner1, count1, ...}, pttl, type}: a hash lock's holders (bookkeeping such as a
 -- read-write lock's 'mode' or the hand-off's 'relock:*' fields is skipped), a simple lock its
 -- token. The type: 'read-write' (a mode field), 'fair' (a waiter queue), 'fenced' (a token),
--- 'reentrant', 'simple', 'none' (nothing there) or 'other' (data that no lock writes).
+-- 'reentrant', 'simple', 'none' (nothing there) or 'other' (data that no lock writes: no
+-- holders, and -2 as for a free lock).
 local layout, holders, mode = relock_lock(KEYS[1])
 local lockType
 if layout == 'other' then
-    return {{}, redis.call('pttl', KEYS[1]), 'other'}
+    return {{}, -2, 'other'}
 elseif layout == 'string' then
     lockType = 'simple'
 elseif mode then
