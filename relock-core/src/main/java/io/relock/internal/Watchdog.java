@@ -25,6 +25,10 @@ import org.slf4j.LoggerFactory;
  * of the watchdog timeout renews all of them in a few multi-key script calls sent together,
  * not one task per lock. At most one tick's renewals are in flight; a tick that finds the last
  * one still running skips. The timer only sends commands, it never waits for Redis.
+ *
+ * <p>A hold is lost when a renewal finds it gone (its cause a force-unlock when the renew script
+ * finds the note a force-release left for it, else none), or when renewals keep failing until
+ * its lease would run out before the next tick (its cause the last failure).
  */
 final class Watchdog {
 
