@@ -187,9 +187,14 @@ public interface DistributedLock extends Lock {
 
     /**
      * Releases the lock whoever holds it, however often it was entered, and wakes waiters.
-     * The previous holders are told through {@link LockListener} when their watchdog notices.
+     * The previous holders are told through {@link LockListener} when their watchdog notices
+     * (the cause a {@link LockForceUnlockedException}). Removes only a lock of this lock's type:
+     * the script that deletes the key first checks that it holds one (see
+     * {@link LockInfo.Kind}); a key holding another type's lock, or data that no lock writes,
+     * is left untouched.
      *
-     * @return {@code true} if the lock was held and is now released
+     * @return {@code true} if the lock was held and is now released; {@code false} if it was
+     *     free, or the key holds another lock type or data that no lock writes
      * @throws RelockException if Redis fails
      */
     boolean forceUnlock();

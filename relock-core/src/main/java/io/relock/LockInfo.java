@@ -18,7 +18,9 @@ import java.util.Optional;
  *     (each Relock or Redisson client counts once however many of its threads wait)
  * @param clients where each holder's client runs, by client id, for the Relock clients among
  *     the holders that are registered (see {@link ClientInfo}); Redisson holders have none
- * @param kind which lock type the data under the name belongs to, told from the data itself
+ * @param kind which lock type the data under the name belongs to, told from the data itself;
+ *     {@link Kind#NOT_A_LOCK} (with no holders and a {@code remainTimeToLive} of {@code -2}, as
+ *     for a free lock) when it is data that no lock writes
  */
 public record LockInfo(String name, Map<String, Long> holders, long remainTimeToLive, long waitingClients,
         Map<String, ClientInfo> clients, Kind kind) {
@@ -27,6 +29,16 @@ public record LockInfo(String name, Map<String, Long> holders, long remainTimeTo
      * The lock type that wrote the data under a name, as far as the data tells: Relock's and
      * Redisson's layouts are the same, so a reentrant, spin or multi-lock member all read as
      * {@link #REENTRANT}.
+     *
+     * <p>One rule, the same for this snapshot and for every force-unlock, says what a lock is. A
+     * holder is {@code <clientId>:<threadId>} (a write holder's with {@code :write} appended),
+     * the client id a UUID as Relock and Redisson write it, with a positive whole hold count. A
+     * lock hash holds at least one holder and besides holders only {@code mode}
+     * ({@code read}/{@code write}) and Relock's {@code relock:*} fields holding whole numbers. A
+     * simple lock is a string holding one holder's {@code <clientId>:<threadId>} with a lease.
+     * A fair lock's queue ({@code {name}:queue}, a list, or {@code {name}:timeouts}, a sorted
+     * set) counts when its first entry is a holder, a fenced lock's token ({@code {name}:token})
+     * when it is a string holding a whole number. Anything else is {@link #NOT_A_LOCK}.
      */
     public enum Kind {
         /** A hash of holders: {@code getLock}, {@code getSpinLock}, Redisson's {@code RLock}. */
@@ -46,7 +58,11 @@ public record LockInfo(String name, Map<String, Long> holders, long remainTimeTo
         SIMPLE,
         /** Nothing under the name: free, and no lock left a trace. */
         NONE,
-        /** The key holds data that no lock type writes. */
+        /**
+         * The key holds data that no lock type writes: another Redis type, a hash with a field
+         * or count no lock writes (a counter hash), a string that is not a simple lock's token
+         * with a lease. No force-unlock removes it.
+         */
         NOT_A_LOCK
     }
 

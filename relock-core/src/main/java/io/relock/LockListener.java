@@ -4,8 +4,10 @@ package io.relock;
  * Told when a watchdog-renewed lock (one taken without a lease, or with {@code -1}) that this
  * client holds is lost: the watchdog found it gone on Redis (it
  * expired, was force-unlocked, or the server restarted without it), or the watchdog could not
- * renew it before its lease ran out. From that moment another owner may hold the lock; stop
- * the work the lock protected. The holder's next {@code unlock()} throws
+ * renew it before its lease ran out. {@link LockLostEvent#cause()} tells which: a
+ * {@link LockForceUnlockedException} for a Relock force-unlock, the failure for a renewal that
+ * failed, {@code null} for a lock simply gone. From that moment another owner may hold the
+ * lock; stop the work the lock protected. The holder's next {@code unlock()} throws
  * {@link IllegalMonitorStateException} saying the lease was lost.
  *
  * <p>A lock taken with a fixed lease is not watched: nothing renews it, so its expiry is

@@ -54,7 +54,9 @@ public final class Relock implements AutoCloseable {
      * @throws NullPointerException if {@code config} is null
      * @throws RelockConnectionException if Redis is unreachable, rejects the credentials or the
      *     TLS handshake, no master is found, or replica sync is on and the server refuses
-     *     {@code WAIT}; the message names the servers, never a password
+     *     {@code WAIT}; also if the server does not answer as Redis does (another service on
+     *     that port), which the message says; the message names the servers, never a password,
+     *     and the cause is the client's error
      */
     public static Relock create(RelockConfig config) {
         return new Relock(ClientRuntime.start(config));
@@ -257,23 +259,27 @@ public final class Relock implements AutoCloseable {
      * own type, so that its waiters are woken (Relock's and Redisson's): the type is told from the
      * data as {@link LockInfo#kind()} reports it, then that type's {@code forceUnlock()} runs. For
      * operators freeing a lock whose holder is dead; a holder that is alive learns of it at its
-     * next renewal ({@link LockListener}) or {@code unlock()}. If the data changes between the
-     * two steps, the removal follows the type read first.
+     * next renewal ({@link LockListener}, with a {@link LockForceUnlockedException} as the cause)
+     * or {@code unlock()}. If the data changes between the two steps, the removal follows the
+     * type read first, and removes nothing unless the key then holds a lock of that type.
+     *
+     * <p>Data that no lock writes ({@link LockInfo.Kind#NOT_A_LOCK}: a cache entry, a counter
+     * hash, a list) is never removed: each type's release checks what the key holds in the same
+     * script that deletes it, and this method answers {@code false}.
      *
      * @param name the lock's name
-     * @return {@code true} if a lock was removed, {@code false} if nothing was held under it
+     * @return {@code true} if a lock was removed; {@code false} if nothing was held under it, or
+     *     the key holds data that no lock writes (left untouched; {@link #getLockInfo(String)}
+     *     tells the two apart)
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16, or the
-     *     key holds data that no lock writes (nothing is removed)
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16
      * @throws RelockException if Redis fails
      * @throws IllegalStateException if this client is closed
      */
     public boolean forceUnlock(String name) {
         LockInfo info = getLockInfo(name);
         return switch (info.kind()) {
-            case NONE -> false;
-            case NOT_A_LOCK -> throw new IllegalArgumentException("name '" + name + "': key '"
-                    + runtime.key(name) + "' holds data that no lock writes; nothing was removed");
+            case NONE, NOT_A_LOCK -> false;
             case FAIR -> getFairLock(name).forceUnlock();
             case SIMPLE -> getSimpleLock(name).forceUnlock();
             case READ_WRITE -> {

@@ -55,6 +55,27 @@ class ClusterLockTest {
     }
 
     @Test
+    void aForceUnlockReachesTheHolderAsTheCauseAndUserDataIsNotRemoved() throws Exception {
+        Relock holder = clients.create(Clients.SHORT_WATCHDOG);
+        Relock operator = clients.create();
+        CompletableFuture<LockLostEvent> lost = new CompletableFuture<>();
+        holder.addLockListener(lost::complete);
+        holder.getLock("seized:{7}").lock();
+        RedisServer master = topology.masterFor("cache:{7}");
+        master.command("SET", "cache:{7}", "{\"name\":\"ada\"}");
+        master.command("HSET", "stats:{7}", "views", "10", "likes", "3");
+
+        assertThat(operator.forceUnlock("seized:{7}")).isTrue();
+        assertThat(operator.forceUnlock("cache:{7}")).isFalse();
+        assertThat(operator.getLock("stats:{7}").forceUnlock()).isFalse();
+
+        assertThat(lost.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS).cause())
+                .isInstanceOf(LockForceUnlockedException.class);
+        assertThat(master.command("GET", "cache:{7}")).isEqualTo("{\"name\":\"ada\"}");
+        assertThat(master.command("HGETALL", "stats:{7}")).isEqualTo(List.of("views", "10", "likes", "3"));
+    }
+
+    @Test
     void aThousandLocksOverAllSlotsAreHeldRenewedSlotBySlotAndReleased() throws Exception {
         Relock relock = clients.create(Clients.SHORT_WATCHDOG);
         BlockingQueue<WatchdogTickEvent> ticks = new LinkedBlockingQueue<>();

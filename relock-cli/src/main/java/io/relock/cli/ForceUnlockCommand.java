@@ -22,14 +22,17 @@ import picocli.CommandLine.Spec;
 /**
  * {@code relock force-unlock NAME}: shows the lock, asks, and releases it whoever holds it,
  * through relock-core's {@code forceUnlock()} of the recognised type, so that waiters are told.
+ * What counts as a lock is relock-core's rule ({@link io.relock.LockInfo.Kind}); a key that holds
+ * anything else is never removed (exit code 6).
  */
 @Command(name = "force-unlock", mixinStandardHelpOptions = true, sortOptions = false,
         header = "Release a lock whoever holds it and wake its waiters (asks first).",
         description = {"Release a lock whoever holds it, as DistributedLock.forceUnlock() does: delete its key "
                 + "and publish the unlock message, so that waiting clients (Relock and Redisson) try again at once.",
             "Shows what it will remove and asks for confirmation (y/N) unless --yes is given. The holders are not "
-                + "told: they go on as if they held it, and their next unlock or renewal finds it gone. "
-                + "Use it for a lock whose holder is known to be dead or stuck."},
+                + "told at once: a Relock holder's watchdog finds the lock force-unlocked at its next renewal, and "
+                + "its unlock finds it gone. Use it for a lock whose holder is known to be dead or stuck.",
+            "A key that holds no lock (a cache entry, a counter hash, a list...) is never removed: exit code 6."},
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
             "0:the lock was removed",
             "1:an unexpected error (a bug; the stack trace is printed)",
@@ -92,6 +95,13 @@ public final class ForceUnlockCommand implements Callable<Integer> {
                 return Main.NOT_CONFIRMED;
             }
             if (!release(session, reader, view)) {
+                // relock-core's release checks the data in the script that deletes: it removed
+                // nothing, because the lock went meanwhile or the key now holds something else.
+                if (reader.inspect(name).type() == LockType.NOT_A_LOCK) {
+                    err.println("relock: '" + view.key() + "' no longer holds a lock; nothing removed");
+                    err.flush();
+                    return Main.NOT_A_LOCK;
+                }
                 out.println("Nothing removed: lock '" + name + "' was released or changed meanwhile; "
                         + "inspect it again.");
                 out.flush();

@@ -3,6 +3,7 @@ package io.relock.cli;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
+import io.relock.ClientInfo;
 import java.io.PrintWriter;
 import java.time.LocalTime;
 import java.time.format.DateTimeFormatter;
@@ -25,8 +26,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "list", mixinStandardHelpOptions = true, sortOptions = false,
         header = "List the held locks (SCAN), one line each; --watch refreshes.",
         description = {"List the held locks whose names match PATTERN (a Redis glob, default *), found with SCAN: "
-                + "name, type, holders and lease left. Keys that are not locks (other types, hashes with other "
-                + "fields) and a lock's own auxiliary keys are skipped.",
+                + "name, type, lease left, and holders with the host and process id of their Relock client. Keys "
+                + "that are not locks (as relock-core's getLockInfo judges them) and a lock's own auxiliary keys "
+                + "are skipped.",
             "SCAN does not block Redis, but a lock taken or released during the scan may be missed or shown."},
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
             "0:success, whether or not locks were found",
@@ -146,7 +148,12 @@ public final class ListCommand implements Callable<Integer> {
                 if (name == null || name.isEmpty()) {
                     continue;
                 }
-                LockView view = reader.read(name);
+                LockView view;
+                try {
+                    view = reader.read(name);
+                } catch (IllegalArgumentException e) {
+                    continue; // a key no lock can have: not well-formed UTF-16, or braces without a tag in a cluster
+                }
                 if (view.locked()) {
                     locks.add(view);
                 }
@@ -207,11 +214,14 @@ public final class ListCommand implements Callable<Integer> {
         return lock.type().label() + (lock.mode() == null ? "" : "/" + lock.mode());
     }
 
+    /** Each holder as {@code <clientId>:<threadId>[ xN] (<host> pid <pid>)}; where its client runs is known for registered Relock clients only. */
     private static String holders(LockView lock) {
         List<String> holders = new ArrayList<>();
         for (LockView.Holder holder : lock.holders()) {
+            ClientInfo client = holder.client();
             holders.add(holder.clientId() + ":" + holder.threadId() + (holder.holdCount() == 1 ? "" : " x"
-                    + holder.holdCount()));
+                    + holder.holdCount()) + (client == null ? "" : " (" + client.host()
+                            + (client.pid() < 0 ? "" : " pid " + client.pid()) + ")"));
         }
         return String.join(", ", holders);
     }

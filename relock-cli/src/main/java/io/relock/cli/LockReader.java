@@ -11,17 +11,18 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Recognises a lock's type from its data, with the key naming of relock-core's lock types and
- * of Redisson's (see DESIGN.md, "On Redis"). Reads are separate commands, not one snapshot: a
- * lock that changes meanwhile may show a mix, which the next read corrects.
+ * Reads a lock as relock-core's {@link io.relock.Relock#getLockInfo(String)} judges it: whether
+ * the key holds a lock at all, its type, holders, lease and the holders' clients all come from
+ * core's one rule (see {@link LockInfo.Kind}), the one its force-unlocks apply too. This class
+ * adds only what the commands show besides: a fair lock's queue, a fenced lock's token, and the
+ * queue of a Redisson fair lock, which core does not read (its keys lie outside the key prefix).
+ * Those extra reads are separate commands, not one snapshot: a lock that changes meanwhile may
+ * show a mix, which the next read corrects.
  */
 final class LockReader {
 
-    /** A holder field: {@code <clientId>:<threadId>}, {@code :write} appended for a write holder. */
+    /** How core writes a holder: {@code <clientId>:<threadId>}, {@code :write} appended for a write holder. */
     private static final Pattern OWNER = Pattern.compile("(.+):(-?\\d+)(:write)?");
-    private static final String MODE_FIELD = "mode";
-    /** The reentrant lock's hand-off bookkeeping in its hash ({@code relock:queued}, {@code relock:granted}). */
-    private static final String HANDOFF_FIELD_PREFIX = "relock:";
 
     private final Session session;
     private final RedisClusterCommands<String, String> redis;
@@ -41,120 +42,67 @@ final class LockReader {
         return key.startsWith(session.keyPrefix()) ? key.substring(session.keyPrefix().length()) : null;
     }
 
-    /**
-     * Reads one lock from the data alone, without the waiting clients (used by {@code list}).
-     */
+    /** Reads one lock without counting its waiting clients (used by {@code list}). */
     LockView read(String name) {
+        return read(name, false);
+    }
+
+    /** Reads one lock with its waiting clients (used by {@code inspect} and {@code force-unlock}). */
+    LockView inspect(String name) {
+        return read(name, true);
+    }
+
+    private LockView read(String name, boolean withWaiters) {
         String key = key(name);
-        String redisType = redis.type(key);
+        LockInfo info = session.relock().getLockInfo(name);
+        if (info.kind() == LockInfo.Kind.NOT_A_LOCK) {
+            return new LockView(name, key, LockType.NOT_A_LOCK, null, List.of(), -2, -1, List.of(), null,
+                    redis.type(key));
+        }
+        LockType type = typeOf(info.kind());
+        if ((type == LockType.REENTRANT || type == LockType.NONE) && hasRedissonQueue(key)) {
+            type = LockType.FAIR;
+        }
         List<LockView.Holder> holders = new ArrayList<>();
-        String mode = null;
-        LockType type;
-        switch (redisType) {
-            case "hash" -> {
-                Map<String, String> fields = redis.hgetall(key);
-                mode = fields.get(MODE_FIELD);
-                type = holdersOf(fields, holders) ? hashType(key, mode) : LockType.NOT_A_LOCK;
+        boolean writer = false;
+        for (Map.Entry<String, Long> entry : info.holders().entrySet()) {
+            Matcher matcher = OWNER.matcher(entry.getKey());
+            if (!matcher.matches()) {
+                throw new IllegalStateException("relock-core reported holder '" + entry.getKey() + "' of lock '"
+                        + name + "', which is not <clientId>:<threadId>");
             }
-            case "string" -> {
-                String value = redis.get(key);
-                LockView.Holder holder = value == null ? null : holder(value, "1");
-                if (holder != null) {
-                    holders.add(holder);
-                }
-                type = value == null ? LockType.NONE : holder == null ? LockType.NOT_A_LOCK : LockType.SIMPLE;
-            }
-            case "none" -> type = freeType(key);
-            default -> type = LockType.NOT_A_LOCK;
+            writer |= matcher.group(3) != null;
+            holders.add(new LockView.Holder(entry.getKey(), matcher.group(1), Long.parseLong(matcher.group(2)),
+                    entry.getValue(), info.clientOf(entry.getKey()).orElse(null)));
         }
-        if (type == LockType.NOT_A_LOCK) {
-            return new LockView(name, key, type, null, List.of(), -2, -1, List.of(), null, redisType);
-        }
-        long lease = holders.isEmpty() ? -2 : redis.pttl(key);
+        holders.sort(Comparator.comparing(LockView.Holder::owner));
+        String mode = type == LockType.READ_WRITE ? writer ? "write" : "read" : null;
         List<String> queue = type == LockType.FAIR ? queue(key) : List.of();
         Long token = type == LockType.FENCED ? token(key) : null;
-        return new LockView(name, key, type, mode, holders, lease, -1, queue, token, redisType);
+        return new LockView(name, key, type, mode, holders, holders.isEmpty() ? -2 : info.remainTimeToLive(),
+                withWaiters ? info.waitingClients() : -1, queue, token, info.isLocked() ? redisType(type) : "none");
     }
 
-    /**
-     * Reads one lock for {@code inspect}: its type from the data, and holders, lease and waiting
-     * clients from relock-core's {@link io.relock.Relock#getLockInfo(String)} (which counts the
-     * subscribers with sharded pub/sub in a cluster, as its locks publish there).
-     */
-    LockView inspect(String name) {
-        LockView data = read(name);
-        if (data.type() == LockType.NOT_A_LOCK) {
-            return data;
-        }
-        LockInfo info = session.relock().getLockInfo(name);
-        List<LockView.Holder> holders = new ArrayList<>();
-        for (Map.Entry<String, Long> entry : info.holders().entrySet()) {
-            LockView.Holder holder = holder(entry.getKey(), Long.toString(entry.getValue()));
-            if (holder == null) {
-                holder = new LockView.Holder(entry.getKey(), "?", 0, entry.getValue(), null);
-            }
-            holders.add(holder.runningAt(info.clientOf(entry.getKey()).orElse(null)));
-        }
-        holders.sort(Comparator.comparing(LockView.Holder::owner));
-        return data.with(holders, info.remainTimeToLive(), info.waitingClients());
+    private static LockType typeOf(LockInfo.Kind kind) {
+        return switch (kind) {
+            case REENTRANT -> LockType.REENTRANT;
+            case READ_WRITE -> LockType.READ_WRITE;
+            case FAIR -> LockType.FAIR;
+            case FENCED -> LockType.FENCED;
+            case SIMPLE -> LockType.SIMPLE;
+            case NONE -> LockType.NONE;
+            case NOT_A_LOCK -> LockType.NOT_A_LOCK;
+        };
     }
 
-    /** The holders among the fields; false when a field is one that no lock writes. */
-    private static boolean holdersOf(Map<String, String> fields, List<LockView.Holder> holders) {
-        for (Map.Entry<String, String> field : fields.entrySet()) {
-            if (field.getKey().startsWith(HANDOFF_FIELD_PREFIX)) {
-                continue;
-            }
-            if (field.getKey().equals(MODE_FIELD)) {
-                if (!field.getValue().equals("read") && !field.getValue().equals("write")) {
-                    return false;
-                }
-                continue;
-            }
-            LockView.Holder holder = holder(field.getKey(), field.getValue());
-            if (holder == null) {
-                return false;
-            }
-            holders.add(holder);
-        }
-        holders.sort(Comparator.comparing(LockView.Holder::owner));
-        return !holders.isEmpty();
+    /** The Redis type a held lock of {@code type} is stored as. */
+    private static String redisType(LockType type) {
+        return type == LockType.SIMPLE ? "string" : "hash";
     }
 
-    /** A holder from a field and its count, or null when they do not look like one. */
-    private static LockView.Holder holder(String owner, String count) {
-        Matcher matcher = OWNER.matcher(owner);
-        if (!matcher.matches()) {
-            return null;
-        }
-        try {
-            return new LockView.Holder(owner, matcher.group(1), Long.parseLong(matcher.group(2)),
-                    Long.parseLong(count), null);
-        } catch (NumberFormatException e) {
-            return null;
-        }
-    }
-
-    private LockType hashType(String key, String mode) {
-        if (mode != null) {
-            return LockType.READ_WRITE;
-        }
-        if (hasQueue(key)) {
-            return LockType.FAIR;
-        }
-        return redis.exists(tokenKey(key)) > 0 ? LockType.FENCED : LockType.REENTRANT;
-    }
-
-    /** A free lock leaves a trace only as a fair lock's waiters or a fenced lock's token. */
-    private LockType freeType(String key) {
-        if (hasQueue(key)) {
-            return LockType.FAIR;
-        }
-        return redis.exists(tokenKey(key)) > 0 ? LockType.FENCED : LockType.NONE;
-    }
-
-    private boolean hasQueue(String key) {
-        return redis.exists(queueKey(key), redissonQueueKey(key), timeoutsKey(key), redissonTimeoutsKey(key)) > 0;
+    /** Whether a fair lock in Redisson's layout has waiters: its queue keys lie outside the key prefix. */
+    private boolean hasRedissonQueue(String key) {
+        return redis.exists(redissonQueueKey(key), redissonTimeoutsKey(key)) > 0;
     }
 
     private List<String> queue(String key) {
@@ -195,10 +143,6 @@ final class LockReader {
 
     static String queueKey(String key) {
         return ownKey(key, "queue");
-    }
-
-    static String timeoutsKey(String key) {
-        return ownKey(key, "timeouts");
     }
 
     static String tokenKey(String key) {

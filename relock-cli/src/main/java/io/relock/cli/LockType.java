@@ -1,6 +1,9 @@
 package io.relock.cli;
 
-/** The kinds of lock the commands tell apart by their data on Redis. */
+/**
+ * The kinds of lock the commands tell apart: relock-core's {@link io.relock.LockInfo.Kind}, told
+ * by its rule from the data on Redis, and a Redisson fair lock's queue, which core does not read.
+ */
 enum LockType {
     /** A hash of {@code <clientId>:<threadId>} hold counts (Relock's and Redisson's reentrant and spin locks). */
     REENTRANT("reentrant"),
@@ -14,7 +17,7 @@ enum LockType {
     SIMPLE("simple"),
     /** Nothing on Redis under this name. */
     NONE("none"),
-    /** A key that holds something else: another Redis type, or a hash with fields a lock never has. */
+    /** A key that holds data that no lock writes ({@link io.relock.LockInfo.Kind#NOT_A_LOCK}). */
     NOT_A_LOCK("not a lock");
 
     private final String label;

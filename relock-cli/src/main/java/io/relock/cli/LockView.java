@@ -30,12 +30,6 @@ record LockView(String name, String key, LockType type, String mode, List<Holder
         return !holders.isEmpty();
     }
 
-    /** The same view with the holders, lease and waiters relock-core reported. */
-    LockView with(List<Holder> newHolders, long newLeaseMillis, long newWaitingClients) {
-        return new LockView(name, key, type, mode, newHolders, newLeaseMillis, newWaitingClients, queue, fencingToken,
-                redisType);
-    }
-
     /**
      * One owner of the lock: a hash field {@code <clientId>:<threadId>} (a write holder's ends in
      * {@code :write}) or a simple lock's value.
@@ -46,11 +40,5 @@ record LockView(String name, String key, LockType type, String mode, List<Holder
      * @param holdCount how many times the owner holds it (re-entries)
      * @param client where the holder's client runs, when it is a registered Relock client; else null
      */
-    record Holder(String owner, String clientId, long threadId, long holdCount, ClientInfo client) {
-
-        /** The same holder, with where its client runs. */
-        Holder runningAt(ClientInfo where) {
-            return new Holder(owner, clientId, threadId, holdCount, where);
-        }
-    }
+    record Holder(String owner, String clientId, long threadId, long holdCount, ClientInfo client) {}
 }

@@ -8,12 +8,19 @@ import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import io.relock.testkit.TlsCertificates;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Help, bad input, an unreachable Redis and wrong credentials, each run as its own process. */
+/** Help, bad input, an unreachable Redis, a port that is not Redis's and wrong credentials, each run as its own process. */
 class CliUsageTest {
 
     @RegisterExtension
@@ -54,6 +61,42 @@ class CliUsageTest {
 
         assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.REDIS_ERROR);
         assertThat(result.err()).startsWith("relock: cannot connect to Redis").contains("Connection refused");
+    }
+
+    @Test
+    void aPortWhereAnHttpServerAnswersExitsWith5AndSaysItIsNotRedis() throws Exception {
+        ServerSocket http = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread answering = new Thread(() -> answerBadRequest(http), "http-400");
+        answering.setDaemon(true);
+        answering.start();
+        Cli.Result result;
+        try {
+            result = Cli.run("inspect", "x", "--redis", "redis://127.0.0.1:" + http.getLocalPort());
+        } finally {
+            http.close();
+            answering.join(Duration.ofSeconds(10).toMillis());
+        }
+
+        assertThat(answering.isAlive()).as("the HTTP server's thread ended").isFalse();
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.REDIS_ERROR);
+        assertThat(result.err()).startsWith("relock: cannot connect to Redis")
+                .contains("127.0.0.1:" + http.getLocalPort()).contains("did not answer as Redis does")
+                .contains("Invalid first byte: 72 (H)");
+    }
+
+    /** An HTTP server that answers every connection with 400 until its socket is closed. */
+    private static void answerBadRequest(ServerSocket http) {
+        while (!http.isClosed()) {
+            try (Socket connection = http.accept(); OutputStream out = connection.getOutputStream()) {
+                out.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            } catch (SocketException closed) {
+                return; // the server socket was closed: the test is over
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
     }
 
     @Test

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 
@@ -146,6 +148,32 @@ class ForceUnlockCliTest {
         } finally {
             kept.unlock();
         }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"SET|cache:user:1|{\"name\":\"ada\"}", "SET|counter:9|42",
+        "HSET|stats:1|views|10|likes|3", "HSET|votes:1|user:42|3",
+        "HSET|uuid-looking|7ec5867c-d801-4e0e-9c2c-c485cb962d1c:1|abc", "RPUSH|jobs:1|a|b", "SADD|members:1|x",
+        "ZADD|ranks:1|1|x", "XADD|events:1|1-1|type|created"})
+    void forceUnlockOfUserDataExitsWith6AndLeavesItByteForByte(String write) {
+        String[] command = write.split("\\|");
+        String key = command[1];
+        redis.server().command(command);
+        String before = digest(key);
+
+        Cli.Result result = Cli.run("force-unlock", key, "--yes", "--redis", uri());
+
+        assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.NOT_A_LOCK);
+        assertThat(result.err()).contains("is a Redis").contains("that is not a lock; nothing removed");
+        assertThat(digest(key)).isEqualTo(before);
+    }
+
+    /** The SHA-1 of the key's DUMP, computed on the server so that no byte is decoded on the way. */
+    private static String digest(String key) {
+        Object digest = redis.server().command("EVAL", "local d = redis.call('dump', KEYS[1]) "
+                + "if not d then return false end return redis.sha1hex(d)", "1", key);
+        assertThat(digest).as("%s exists", key).isNotNull();
+        return (String) digest;
     }
 
     @Test

@@ -180,7 +180,9 @@ class InspectCliTest {
         redis.server().command("HSET", "user:2", "name", "Grace");
         redis.server().command("SET", "greeting", "hello");
         redis.server().command("RPUSH", "jobs", "a");
-        DistributedLock reentrant = relock.getLock("list:reentrant");
+        // Its own client, registered after the extension emptied Redis, so that its host and pid show.
+        Relock own = Relock.create(RelockConfig.builder().singleServer(uri()).build());
+        DistributedLock reentrant = own.getLock("list:reentrant");
         DistributedLock simple = relock.getSimpleLock("list:simple");
         DistributedReadWriteLock relockRw = relock.getReadWriteLock("list:rw-write");
         RReadWriteLock redissonRw = redisson.getReadWriteLock("list:rw-read");
@@ -194,10 +196,11 @@ class InspectCliTest {
             assertThat(result.exitCode()).as(result.toString()).isEqualTo(Main.OK);
             assertThat(result.out())
                     .containsPattern("NAME +TYPE +LEASE LEFT +HOLDERS\\n")
-                    .containsPattern("list:reentrant +reentrant +\\d+\\.\\d{3} s +" + relock.clientId() + ":\\d+\\n")
+                    .containsPattern("list:reentrant +reentrant +\\d+\\.\\d{3} s +" + own.clientId() + ":\\d+ \\("
+                            + Pattern.quote(own.clientInfo().host()) + " pid " + own.clientInfo().pid() + "\\)\\n")
                     .containsPattern("list:simple +simple +\\d+\\.\\d{3} s +" + relock.clientId())
                     .containsPattern("list:rw-write +read-write/write +\\d+\\.\\d{3} s +" + relock.clientId())
-                    .containsPattern("list:rw-read +read-write/read +\\d+\\.\\d{3} s +" + redisson.getId())
+                    .containsPattern("list:rw-read +read-write/read +\\d+\\.\\d{3} s +" + redisson.getId() + ":\\d+\\n")
                     .contains("4 locks held")
                     .doesNotContain("user:2", "greeting", "jobs", "rwlock_timeout");
 
@@ -206,12 +209,15 @@ class InspectCliTest {
             assertThat(all.exitCode()).as(all.toString()).isEqualTo(Main.OK);
             assertThat(all.out()).startsWith("{\"pattern\":\"*\",\"examined\":").contains("\"complete\":true")
                     .contains("\"name\":\"list:rw-read\",\"key\":\"list:rw-read\",\"locked\":true,\"type\":\"read-write\"")
+                    .contains("\"host\":" + Json.write(own.clientInfo().host()) + ",\"pid\":"
+                            + own.clientInfo().pid() + ",")
                     .doesNotContain("\"user:2\"", "\"greeting\"", "\"jobs\"");
         } finally {
             redissonRw.readLock().unlock();
             relockRw.writeLock().unlock();
             simple.unlock();
             reentrant.unlock();
+            own.close();
         }
     }
 

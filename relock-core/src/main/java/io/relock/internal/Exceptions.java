@@ -3,6 +3,8 @@ package io.relock.internal;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.protocol.RedisProtocolException;
+import io.relock.LockForceUnlockedException;
 import io.relock.RelockConnectionException;
 import io.relock.RelockException;
 import io.relock.RelockTimeoutException;
@@ -81,7 +83,22 @@ public final class Exceptions {
         // "Unable to connect" alone hides WRONGPASS or a certificate error deeper down.
         String reason = root == top || String.valueOf(top.getMessage()).contains(String.valueOf(root.getMessage()))
                 ? top.getMessage() : top.getMessage() + ": " + root.getMessage();
+        if (notRedis(top)) {
+            // Lettuce's "Invalid first byte: 72 (H)" means an HTTP server, or another service, answered.
+            return new RelockConnectionException("cannot connect to Redis at " + target + ": the server did not "
+                    + "answer as Redis does (is another service listening on that port?): " + reason, top);
+        }
         return new RelockConnectionException("cannot connect to Redis at " + target + ": " + reason, top);
+    }
+
+    /** Whether the server's reply was not Redis's protocol at all. */
+    private static boolean notRedis(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof RedisProtocolException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     public static IllegalStateException closed() {
@@ -93,11 +110,19 @@ public final class Exceptions {
                 + "': it is not held by the current thread (owner " + owner + ")");
     }
 
+    /** The cause of a hold's loss when a force-unlock removed it. */
+    public static LockForceUnlockedException forceUnlocked(String lockName, String owner) {
+        return new LockForceUnlockedException("lock '" + lockName + "' of owner " + owner
+                + " was force-unlocked: a forceUnlock() removed it while it was held");
+    }
+
     /** The owner did acquire the lock, but Redis no longer has its hold. */
     public static IllegalMonitorStateException holdLost(String lockName, String owner, long leaseMillis,
             boolean watchdog, Throwable lossCause) {
         String why;
-        if (lossCause != null) {
+        if (lossCause instanceof LockForceUnlockedException) {
+            why = "it was force-unlocked while held";
+        } else if (lossCause != null) {
             why = "the watchdog could not renew its lease before it ran out (" + unwrap(lossCause) + ")";
         } else if (watchdog) {
             why = "the lock was lost while held: its lease (" + leaseMillis

@@ -65,6 +65,6 @@ final class FairDriver extends ReentrantDriver {
     @Override
     public CompletableFuture<Long> forceRelease() {
         return runtime.gateway().eval(Script.FAIR_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), queue}, UnlockChannels.UNLOCK_MESSAGE, keys.channel());
+                new String[] {keys.key(), queue}, UnlockChannels.UNLOCK_MESSAGE, keys.channel(), forcedNoteMillis());
     }
 }

@@ -28,10 +28,23 @@ abstract class KeyDriver implements LockDriver {
         return runtime.gateway().exists(keys.key());
     }
 
-    /** Deletes the key and announces the release. */
+    /** Deletes the key and announces the release if it holds a hash lock without a mode. */
     @Override
     public CompletableFuture<Long> forceRelease() {
+        return forceRelease("hash");
+    }
+
+    /** Deletes the key and announces the release if it holds a lock of {@code layout} ({@code lock_force_release.lua}). */
+    final CompletableFuture<Long> forceRelease(String layout) {
         return runtime.gateway().eval(Script.LOCK_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE);
+                new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE, layout, forcedNoteMillis());
+    }
+
+    /**
+     * How long a force-release's note of the holders it removed lives (see {@code lock_rule.lua}):
+     * one watchdog timeout, so that a holder's watchdog, renewing every third of one, reads it.
+     */
+    final String forcedNoteMillis() {
+        return Long.toString(runtime.watchdog().leaseMillis());
     }
 }

@@ -76,7 +76,8 @@ public record LockKeys(String name, String key, String channel) {
     /**
      * {@code {<key>}:<suffix>} for a key without a hash tag, and {@code <key>::<suffix>} for one
      * with a tag: the two forms end differently, so lock {@code x} and lock {@code {x}} get
-     * different keys. Also how relock-cli finds these keys.
+     * different keys. Also how relock-cli finds these keys, and how {@code lock_rule.lua} names
+     * the note a force-release leaves ({@code relock:forced}).
      */
     public static String ownKey(String key, String suffix) {
         return hasHashTag(key) ? key + "::" + suffix : "{" + key + "}:" + suffix;

@@ -76,7 +76,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         @Override
         public CompletableFuture<Long> forceRelease() {
             return runtime.gateway().eval(Script.RW_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE, mode);
+                    new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE, mode, forcedNoteMillis());
         }
     }
 

@@ -19,24 +19,24 @@ public enum Script {
     LOCK_ROLLBACK("lock_rollback", "handoff"),
     LOCK_LEAVE("lock_leave", "handoff"),
     LOCK_TRANSFER("lock_transfer"),
-    LOCK_FORCE_RELEASE("lock_force_release"),
-    LOCK_RENEW("lock_renew"),
+    LOCK_FORCE_RELEASE("lock_force_release", "lock_rule"),
+    LOCK_RENEW("lock_renew", "lock_rule"),
     FENCED_ACQUIRE("fenced_acquire"),
     FENCED_TOKEN("fenced_token"),
     SIMPLE_ACQUIRE("simple_acquire"),
     SIMPLE_RELEASE("simple_release"),
-    SIMPLE_RENEW("simple_renew"),
-    LOCK_INFO("lock_info"),
+    SIMPLE_RENEW("simple_renew", "lock_rule"),
+    LOCK_INFO("lock_info", "lock_rule"),
     RW_READ_ACQUIRE("rw_read_acquire"),
     RW_READ_RELEASE("rw_read_release"),
-    RW_READ_RENEW("rw_read_renew"),
+    RW_READ_RENEW("rw_read_renew", "lock_rule"),
     RW_WRITE_ACQUIRE("rw_write_acquire"),
     RW_WRITE_RELEASE("rw_write_release"),
-    RW_FORCE_RELEASE("rw_force_release"),
+    RW_FORCE_RELEASE("rw_force_release", "lock_rule"),
     FAIR_ACQUIRE("fair_acquire"),
     FAIR_RELEASE("fair_release"),
     FAIR_LEAVE("fair_leave"),
-    FAIR_FORCE_RELEASE("fair_force_release");
+    FAIR_FORCE_RELEASE("fair_force_release", "lock_rule");
 
     private final String source;
     private final String sha;

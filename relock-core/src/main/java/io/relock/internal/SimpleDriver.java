@@ -52,6 +52,12 @@ final class SimpleDriver extends KeyDriver {
         return runtime.gateway().value(keys.key()).thenApply(holder -> field.equals(holder) ? 1 : 0);
     }
 
+    /** Deletes the key and announces the release if it holds a simple lock's token. */
+    @Override
+    public CompletableFuture<Long> forceRelease() {
+        return forceRelease("string");
+    }
+
     @Override
     public Script renewScript() {
         return Script.SIMPLE_RENEW;

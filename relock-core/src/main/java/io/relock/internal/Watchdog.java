@@ -25,6 +25,10 @@ import org.slf4j.LoggerFactory;
  * of the watchdog timeout renews all of them in a few multi-key script calls sent together,
  * not one task per lock. At most one tick's renewals are in flight; a tick that finds the last
  * one still running skips. The timer only sends commands, it never waits for Redis.
+ *
+ * <p>A hold is lost when a renewal finds it gone (its cause a force-unlock when the renew script
+ * finds the note a force-release left for it, else none), or when renewals keep failing until
+ * its lease would run out before the next tick (its cause the last failure).
  */
 final class Watchdog {
 
@@ -35,6 +39,8 @@ final class Watchdog {
      * 2 500 on the bench machine) while keeping 10 000 locks to four calls per tick.
      */
     static final int BATCH_SIZE = 2500;
+    /** A renew script's answer for a hold that a force-release removed lately (see {@code lock_rule.lua}). */
+    private static final long FORCED = 2;
 
     private record HoldKey(String key, String field) {}
 
@@ -279,9 +285,11 @@ final class Watchdog {
             List<Hold> unconfirmed = new ArrayList<>();
             for (int i = 0; i < keys.length; i++) {
                 Hold hold = batch.get(i);
-                if (((Number) renewed.get(i)).longValue() != 1) {
+                long answer = ((Number) renewed.get(i)).longValue();
+                if (answer != 1) {
                     if (hold.releasing.get() == 0 && isCurrent(hold)) {
-                        markLost(hold, null, tally);
+                        markLost(hold, answer == FORCED ? Exceptions.forceUnlocked(hold.lock.getName(), hold.field)
+                                : null, tally);
                     }
                 } else if (confirmation.confirmed()) {
                     hold.renewedAtNanos = sentAt;

@@ -11,6 +11,7 @@ import io.micrometer.core.instrument.config.MeterFilter;
 import io.relock.AcquireEvent;
 import io.relock.ForceUnlockEvent;
 import io.relock.HeldLock;
+import io.relock.LockForceUnlockedException;
 import io.relock.LockLostEvent;
 import io.relock.LockObserver;
 import io.relock.ReleaseEvent;
@@ -48,8 +49,9 @@ import java.util.concurrent.TimeUnit;
  *   <tr><td>{@code relock.lock.active}</td><td>LongTaskTimer</td><td>{@code lock}, {@code type}</td>
  *       <td>the holds held now, and for how long</td></tr>
  *   <tr><td>{@code relock.lock.lost}</td><td>Counter</td><td>{@code lock},
- *       {@code cause} = {@code expired | renewal-failed}</td>
- *       <td>leases the watchdog found gone ({@code expired}) or could not renew in time</td></tr>
+ *       {@code cause} = {@code expired | renewal-failed | forced}</td>
+ *       <td>leases the watchdog found gone ({@code expired}), could not renew in time, or found
+ *       removed by a force-unlock ({@code forced})</td></tr>
  *   <tr><td>{@code relock.lock.force.unlocks}</td><td>Counter</td><td>{@code lock}, {@code type},
  *       {@code removed} = {@code true | false}</td><td>{@code forceUnlock()} calls</td></tr>
  *   <tr><td>{@code relock.watchdog.renewals}</td><td>Counter</td>
@@ -268,9 +270,10 @@ public final class RelockMetrics implements MeterBinder, AutoCloseable {
                 return;
             }
             String lock = names.admit(event.lockName());
-            boolean expired = event.cause() == null;
+            LostCause cause = event.cause() == null ? LostCause.EXPIRED
+                    : event.cause() instanceof LockForceUnlockedException ? LostCause.FORCED : LostCause.RENEWAL_FAILED;
             for (Registered registry : registries) {
-                registry.lostCounter(lock, expired).increment();
+                registry.lostCounter(lock, cause).increment();
             }
         }
 
@@ -341,7 +344,22 @@ public final class RelockMetrics implements MeterBinder, AutoCloseable {
     }
 
     /** What a lock meter measures beyond its name and type; part of its cache key. */
-    private enum Kind { ACTIVE, LOST_EXPIRED, LOST_RENEWAL_FAILED, FORCE_REMOVED, FORCE_NOT_REMOVED }
+    private enum Kind { ACTIVE, LOST_EXPIRED, LOST_RENEWAL_FAILED, LOST_FORCED, FORCE_REMOVED, FORCE_NOT_REMOVED }
+
+    /** The {@code cause} tag of {@code relock.lock.lost}: found gone, not renewed in time, or removed by a force-unlock. */
+    private enum LostCause {
+        EXPIRED("expired", Kind.LOST_EXPIRED),
+        RENEWAL_FAILED("renewal-failed", Kind.LOST_RENEWAL_FAILED),
+        FORCED("forced", Kind.LOST_FORCED);
+
+        final String tag;
+        final Kind kind;
+
+        LostCause(String tag, Kind kind) {
+            this.tag = tag;
+            this.kind = kind;
+        }
+    }
 
     private record MeterKey(String lock, String type, Object kind) {
     }
@@ -412,13 +430,12 @@ public final class RelockMetrics implements MeterBinder, AutoCloseable {
                     .register(registry));
         }
 
-        Counter lostCounter(String lock, boolean expired) {
-            Kind kind = expired ? Kind.LOST_EXPIRED : Kind.LOST_RENEWAL_FAILED;
-            return (Counter) meters.computeIfAbsent(new MeterKey(lock, "", kind), key -> Counter
+        Counter lostCounter(String lock, LostCause cause) {
+            return (Counter) meters.computeIfAbsent(new MeterKey(lock, "", cause.kind), key -> Counter
                     .builder("relock.lock.lost")
-                    .description("Held locks whose lease was lost: found gone (expired) or not renewed in time "
-                            + "(renewal-failed)")
-                    .tags("lock", lock, "cause", expired ? "expired" : "renewal-failed")
+                    .description("Held locks whose lease was lost: found gone (expired), not renewed in time "
+                            + "(renewal-failed) or removed by a force-unlock (forced)")
+                    .tags("lock", lock, "cause", cause.tag)
                     .register(registry));
         }
 

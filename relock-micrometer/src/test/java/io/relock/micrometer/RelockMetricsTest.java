@@ -212,6 +212,18 @@ class RelockMetricsTest {
     }
 
     @Test
+    void aHoldRemovedByAnotherClientsForceUnlockIsCountedAsForced() {
+        Relock relock = shortWatchdogClient();
+        relock.getLock("seized").lock();
+
+        assertThat(other.forceUnlock("seized")).isTrue();
+
+        Eventually.await(PROMPTLY, "the loss counted",
+                () -> counted(registry, "relock.lock.lost", "lock", "seized", "cause", "forced") == 1);
+        assertThat(registry.find("relock.lock.lost").tags("cause", "expired").counter()).isNull();
+    }
+
+    @Test
     void aLeaseFoundGoneIsCountedAsLostAndTheUnlockAsALostHold() {
         Relock relock = shortWatchdogClient();
         DistributedLock lock = relock.getLock("vanishing");

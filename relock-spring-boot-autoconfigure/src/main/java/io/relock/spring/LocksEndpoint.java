@@ -43,9 +43,11 @@ import io.relock.RelockException;
  *       its holders with their client's host and process, hold counts, the lease left, the
  *       waiting clients, and its type when it can be told. 404 when nobody holds it.</li>
  *   <li>{@code DELETE /actuator/locks/{name}}: {@code forceUnlock()} of the lock's type; 200 with
- *       the lock as it was just before, 404 when nobody held it. Logged at WARN with the
- *       caller's principal (or {@code anonymous}) and address. The holder is not told; it finds
- *       the lock gone at its next renewal or unlock.</li>
+ *       the lock as it was just before, 404 when nobody held it or the key holds data that no
+ *       lock writes (left untouched). Logged at WARN with the caller's principal (or
+ *       {@code anonymous}) and address. The holder is not told at once; its watchdog finds the
+ *       lock force-unlocked at its next renewal (a {@link io.relock.LockForceUnlockedException}
+ *       as the loss's cause), or its unlock finds it gone.</li>
  * </ul>
  *
  * <p>The name is the rest of the path after {@code /actuator/locks/}, percent-decoded segment by
@@ -63,7 +65,8 @@ import io.relock.RelockException;
  * ({@link LockInfo#kind()}): {@code reentrant}, {@code fair}, {@code fenced}, {@code simple},
  * {@code read} or {@code write}. A force-unlock is {@link Relock#forceUnlock(String)}: the release
  * of the type the data shows, so the lock's waiters (Relock's and Redisson's) wake at once. A key
- * holding data that no lock writes is not a lock: 404 for GET, 400 for DELETE, nothing removed.
+ * holding data that no lock writes ({@link LockInfo.Kind#NOT_A_LOCK}) is not a lock: 404 for GET
+ * and DELETE, and nothing is removed (the force-release script checks the data before it deletes).
  */
 @WebEndpoint(id = "locks", defaultAccess = Access.READ_ONLY)
 public class LocksEndpoint {
@@ -120,8 +123,9 @@ public class LocksEndpoint {
      *
      * @param name the lock's name, as path segments
      * @param principal the authenticated caller, or {@code null}
-     * @return 200 with the lock as it was just before, 404 when nobody held it, 400 for a name
-     *     the client refuses, 503 when Redis fails
+     * @return 200 with the lock as it was just before, 404 when nobody held it or the key holds
+     *     data that no lock writes (left untouched), 400 for a name the client refuses, 503 when
+     *     Redis fails
      */
     @DeleteOperation
     public WebEndpointResponse<Object> forceUnlock(@Selector(match = Match.ALL_REMAINING) String[] name,

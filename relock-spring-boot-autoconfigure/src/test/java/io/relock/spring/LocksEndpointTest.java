@@ -258,6 +258,50 @@ class LocksEndpointTest {
         assertThat(redis.server().command("HGET", "profile/7", "name")).isEqualTo("ada");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"SET|cache:user:1|{\"name\":\"ada\"}", "SET|counter:9|42",
+        "HSET|stats/1|views|10|likes|3", "HSET|votes/1|user:42|3",
+        "HSET|uuid-looking|7ec5867c-d801-4e0e-9c2c-c485cb962d1c:1|abc", "RPUSH|jobs/1|a|b", "SADD|members/1|x",
+        "ZADD|ranks/1|1|x", "XADD|events/1|1-1|type|created"})
+    void userDataOfEveryTypeIsNotFoundAndLeftByteForByte(String write) {
+        String[] command = write.split("\\|");
+        String key = command[1];
+        redis.server().command(command);
+        String before = digest(key);
+
+        assertThat(app.get(ActuatorApp.lockPath(key)).status()).isEqualTo(404);
+        ActuatorApp.Response response = app.delete(ActuatorApp.lockPath(key), "alice");
+
+        assertThat(response.status()).as(response.body()).isEqualTo(404);
+        assertThat(digest(key)).isEqualTo(before);
+    }
+
+    /** The SHA-1 of the key's DUMP, computed on the server so that no byte is decoded on the way. */
+    private static String digest(String key) {
+        Object digest = redis.server().command("EVAL", "local d = redis.call('dump', KEYS[1]) "
+                + "if not d then return false end return redis.sha1hex(d)", "1", key);
+        assertThat(digest).as("%s exists", key).isNotNull();
+        return (String) digest;
+    }
+
+    @Test
+    void aForceUnlockIsListedAsTheCauseOfTheHoldersLoss() {
+        DistributedLock lock = relock.getLock("seized/1");
+        lock.lock();
+        try {
+            assertThat(app.delete(ActuatorApp.lockPath("seized/1"), "alice").status()).isEqualTo(200);
+            Eventually.await(Duration.ofSeconds(10), "the loss is listed", () -> {
+                JsonNode losses = app.get("/actuator/locks").json().get("recentLosses");
+                return losses.size() > 0 && losses.get(0).get("lockName").asString().equals("seized/1");
+            });
+            JsonNode loss = app.get("/actuator/locks").json().get("recentLosses").get(0);
+            assertThat(loss.get("cause").asString()).contains("force-unlocked");
+        } finally {
+            assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class)
+                    .hasMessageContaining("force-unlocked");
+        }
+    }
+
     @Test
     void aForceUnlockOfALockThisClientHoldsUsesItsTypeAndTheHolderLearnsItLost() {
         DistributedLock lock = relock.getReadWriteLock("report:2").readLock();

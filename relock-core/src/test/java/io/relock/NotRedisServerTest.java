@@ -1,0 +1,69 @@
+package io.relock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.lettuce.core.protocol.RedisProtocolException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Pointed at a port where something other than Redis listens (here an HTTP server that answers
+ * every connection with {@code 400 Bad Request}), {@link Relock#create(RelockConfig)} says so
+ * instead of passing on the client's protocol error.
+ */
+class NotRedisServerTest {
+
+    private ServerSocket http;
+    private Thread answering;
+
+    @BeforeEach
+    void startHttpServer() throws IOException {
+        http = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        answering = new Thread(() -> {
+            while (!http.isClosed()) {
+                try (Socket connection = http.accept(); OutputStream out = connection.getOutputStream()) {
+                    out.write(("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                } catch (SocketException closed) {
+                    return; // the server socket was closed: the test is over
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }, "http-400");
+        answering.setDaemon(true);
+        answering.start();
+    }
+
+    @AfterEach
+    void stopHttpServer() throws Exception {
+        http.close();
+        answering.join(Duration.ofSeconds(10).toMillis());
+        assertThat(answering.isAlive()).as("the HTTP server's thread ended").isFalse();
+    }
+
+    @Test
+    void createSaysTheServerDidNotAnswerAsRedisDoes() {
+        String address = "127.0.0.1:" + http.getLocalPort();
+        RelockConfig config = RelockConfig.builder().singleServer("redis://" + address)
+                .commandTimeout(Duration.ofSeconds(2)).build();
+
+        assertThatThrownBy(() -> Relock.create(config).close()).isInstanceOf(RelockConnectionException.class)
+                .hasMessageContaining(address)
+                .hasMessageContaining("did not answer as Redis does")
+                .hasMessageContaining("Invalid first byte: 72 (H)")
+                .hasRootCauseInstanceOf(RedisProtocolException.class);
+    }
+}
