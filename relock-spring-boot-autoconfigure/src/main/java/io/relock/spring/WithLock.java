@@ -22,8 +22,10 @@ import org.springframework.core.annotation.AliasFor;
  * parameters ({@code #orderId}, {@code #order.id}, {@code #p0}). A key that evaluates to a
  * collection or an array locks every element's name at once (a multi-lock, taken in sorted
  * order so that two callers never deadlock). A key that evaluates to {@code null}, a blank
- * string or an empty collection is an {@link IllegalArgumentException} before Redis is touched;
- * parameter names need the {@code -parameters} compiler flag, or use {@code #p0}.
+ * string or an empty collection is an {@link IllegalArgumentException} before Redis is touched.
+ * A {@code #name} in the key that is not one of the method's parameters fails the application's
+ * start; parameter names need the {@code -parameters} compiler flag (without it, a {@code #name}
+ * fails the start too: use {@code #p0}).
  *
  * <p><b>Order.</b> The lock is the outermost advice: it is taken before a {@code @Transactional}
  * on the same method opens its transaction and released after that transaction committed or
