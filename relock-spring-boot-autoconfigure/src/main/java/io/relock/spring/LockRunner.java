@@ -70,8 +70,8 @@ final class LockRunner {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(request.names(), request.waitTime(), e);
         }
-        RelockLocks.Held held = new RelockLocks.Held(relock, request.names(), owner, tokens, leaseMillis > 0,
-                leaseMillis > 0 ? leaseDeadline(lock, acquireStartNanos, leaseMillis) : 0);
+        RelockLocks.Held held = new RelockLocks.Held(relock, lock, throwOnLost, request.names(), owner, tokens,
+                leaseMillis > 0, leaseMillis > 0 ? leaseDeadline(lock, acquireStartNanos, leaseMillis) : 0);
         RelockLocks.enter(held);
         T result = null;
         Throwable failure = null;
@@ -104,7 +104,7 @@ final class LockRunner {
                 LOG.warn("{}", lostException.getMessage(), lostCause);
             } else if (failure == null) {
                 failure = lostException;
-            } else {
+            } else if (failure != held.rolledBackWith()) {
                 failure.addSuppressed(lostException);
             }
         }

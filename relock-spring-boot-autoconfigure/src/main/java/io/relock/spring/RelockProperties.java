@@ -222,9 +222,12 @@ public class RelockProperties {
 
     /** What a {@link WithLock} caller gets when its lock was lost while the method ran. */
     public enum OnLockLost {
-        /** A {@link LockLostException} after the method returned. */
+        /**
+         * A {@link LockLostException}: a transaction begun inside the call and about to commit
+         * rolls back with it, otherwise it comes after the method returned.
+         */
         THROW,
-        /** A warning in the log; the caller gets the method's result. */
+        /** A warning in the log; the caller gets the method's result, and its transaction commits. */
         LOG
     }
 

@@ -12,8 +12,10 @@ import io.relock.Relock;
  * The programmatic form of {@link WithLock}, for code that cannot go through a Spring proxy
  * (a call from inside the same bean, a lambda, a class Spring does not manage). Same semantics:
  * the action runs only while the lock is held, the lock is released when it returns or throws,
- * {@link RelockLocks#current()} works inside it, and a lock lost meanwhile is reported with
- * {@link LockLostException} after the action returned.
+ * {@link RelockLocks#current()} works inside it, a transaction that begins inside the action
+ * checks the lock before it commits, and a lock lost meanwhile is reported with
+ * {@link LockLostException}. {@code execute} runs an action that returns a value, {@code run}
+ * one that returns nothing:
  *
  * <pre>{@code
  * Receipt receipt = template.execute("recharge:" + orderId, Duration.ofSeconds(5), () -> credit(orderId));

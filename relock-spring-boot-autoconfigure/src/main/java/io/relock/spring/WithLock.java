@@ -31,13 +31,22 @@ import org.springframework.core.annotation.AliasFor;
  * on the same method opens its transaction and released after that transaction committed or
  * rolled back, so that the next holder reads what the last one committed.
  *
+ * <p><b>Transactions.</b> A transaction that begins inside the call (this method's own
+ * {@code @Transactional}, or one opened by code it calls) checks the lock just before it
+ * commits, asking Redis: when the lock is gone (force-unlocked, expired, or reported lost by the
+ * watchdog) the transaction rolls back and the caller gets a {@link LockLostException}. A loss
+ * after that check, or a process paused between the check and the commit, is not caught; a
+ * {@link Type#FENCED} lock's token ({@link RelockLocks.Held#token()}) in the SQL is what closes
+ * that gap.
+ *
  * <p><b>Failures.</b> When the lock is not acquired within {@link #waitTime()}, the method does
  * not run and {@link #onNotAcquired()} decides what the caller gets. When Redis fails while
  * acquiring, the method does not run and the caller gets the {@code io.relock.RelockException}.
  * An interrupt while waiting keeps the thread's interrupt flag and throws
  * {@link LockNotAcquiredException}. When the lease was lost while the method ran (the watchdog
- * could not renew it), the caller gets a {@link LockLostException} after the method returned
- * (or, with {@code relock.on-lock-lost=log}, a warning in the log); the method can ask
+ * could not renew it, or a fixed lease ran out), the caller gets a {@link LockLostException}
+ * after the method returned, or from the commit of a transaction as above (with
+ * {@code relock.on-lock-lost=log}: a warning in the log, and no check before commit); the method can ask
  * {@link RelockLocks#current()} whether its lock is still held. Nested calls on the same thread
  * with the same lock re-enter it.
  *
