@@ -56,7 +56,8 @@ public class RelockAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(Relock.class)
     public RelockTemplate relockTemplate(Relock relock, RelockProperties properties) {
-        return new RelockTemplate(relock, properties.getOnLockLost() == RelockProperties.OnLockLost.THROW);
+        return new RelockTemplate(relock, properties.getOnLockLost() == RelockProperties.OnLockLost.THROW,
+                properties.getDefaultWaitTime());
     }
 
     /**
@@ -76,7 +77,6 @@ public class RelockAutoConfiguration {
         return advisor;
     }
 
-    /** The client from Spring Boot's Redis connection details. */
     /**
      * The check before commit of transactions that begin inside a guarded call, added to every
      * transaction manager of the context; see {@link TransactionLeaseCheck}.
@@ -92,6 +92,7 @@ public class RelockAutoConfiguration {
         }
     }
 
+    /** The client from Spring Boot's Redis connection details. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(DataRedisConnectionDetails.class)
     @ConditionalOnBean(DataRedisConnectionDetails.class)

@@ -33,6 +33,12 @@ public class RelockProperties {
     /** What a @WithLock caller gets when its lock was lost while the method ran. */
     private OnLockLost onLockLost = OnLockLost.THROW;
 
+    /**
+     * How long @WithLock methods and RelockTemplate calls that give no wait time wait for the
+     * lock; 0 for one attempt. Default: until acquired.
+     */
+    private Duration defaultWaitTime;
+
     private final ReplicaSync replicaSync = new ReplicaSync();
 
     private final SpinBackoff spinBackoff = new SpinBackoff();
@@ -145,6 +151,30 @@ public class RelockProperties {
      */
     public void setOnLockLost(OnLockLost onLockLost) {
         this.onLockLost = onLockLost;
+    }
+
+    /**
+     * The wait time of calls that give none.
+     *
+     * @return {@code relock.default-wait-time}, or null when unset (wait until acquired)
+     */
+    public Duration getDefaultWaitTime() {
+        return defaultWaitTime;
+    }
+
+    /**
+     * Sets {@code relock.default-wait-time}.
+     *
+     * @param defaultWaitTime the wait time, zero or more; null to wait until acquired
+     * @throws IllegalArgumentException if {@code defaultWaitTime} is negative (the start fails
+     *     naming the property)
+     */
+    public void setDefaultWaitTime(Duration defaultWaitTime) {
+        if (defaultWaitTime != null && defaultWaitTime.isNegative()) {
+            throw new IllegalArgumentException("relock.default-wait-time must be zero (one attempt) or more,"
+                    + " or unset to wait until acquired: " + defaultWaitTime);
+        }
+        this.defaultWaitTime = defaultWaitTime;
     }
 
     /**
