@@ -259,6 +259,23 @@ abstract class TransactionOrderTest {
     }
 
     @Test
+    void whileItsLockIsHeldATransactionCommitsUnderEveryLockType() {
+        runner().run(context -> {
+            RelockTemplate locks = context.getBean(RelockTemplate.class);
+            TransactionTemplate transactions = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+            JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
+            List<List<String>> names = List.of(List.of("kinds"), List.of("kinds:a", "kinds:b"));
+            for (WithLock.Type type : WithLock.Type.values()) {
+                for (List<String> each : names) {
+                    locks.run(type, each, Duration.ofSeconds(30), null, () -> transactions.executeWithoutResult(
+                            status -> jdbc.update("UPDATE account SET balance = balance + 1 WHERE id = 'alice'")));
+                }
+            }
+            assertThat(context.getBean(RechargeService.class).balance()).isEqualTo(2L * WithLock.Type.values().length);
+        });
+    }
+
+    @Test
     void withOnLockLostLogTheTransactionCommitsAndTheLossIsOnlyLogged() {
         runner().withPropertyValues("relock.on-lock-lost=log").run(context -> {
             try (Relock other = Relock.create(RelockConfig.builder().singleServer(server.uri()).build())) {
