@@ -30,7 +30,8 @@ import io.relock.RelockException;
  * <p>Locks are tracked per thread; a nested guarded call is the current one until it returns.
  * A transaction that begins inside a guarded call (a {@code @Transactional} method under
  * {@code @WithLock}, or a {@code TransactionTemplate} inside the call) checks the lock just
- * before it commits, and rolls back with {@link LockLostException} when the lock is gone.
+ * before it commits, and rolls back with {@link LockLostException} when the lock is gone (the
+ * auto-configuration adds that check to the application's transaction managers).
  */
 public final class RelockLocks {
 

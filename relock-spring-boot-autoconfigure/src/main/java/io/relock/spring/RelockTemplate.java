@@ -13,7 +13,8 @@ import io.relock.Relock;
  * (a call from inside the same bean, a lambda, a class Spring does not manage). Same semantics:
  * the action runs only while the lock is held, the lock is released when it returns or throws,
  * {@link RelockLocks#current()} works inside it, a transaction that begins inside the action
- * checks the lock before it commits, and a lock lost meanwhile is reported with
+ * checks the lock before it commits (on the transaction managers of a context that has the
+ * auto-configuration), and a lock lost meanwhile is reported with
  * {@link LockLostException}. {@code execute} runs an action that returns a value, {@code run}
  * one that returns nothing:
  *
