@@ -20,6 +20,7 @@ public class LockLostException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     private final transient List<String> lockNames;
+    /** Whether the loss was found before a commit, which rolled back instead. */
     private final boolean rolledBack;
 
     /**
