@@ -36,7 +36,9 @@ import org.springframework.transaction.support.TransactionTemplate;
 import io.relock.DistributedLock;
 import io.relock.Relock;
 import io.relock.RelockConfig;
+import io.relock.RelockException;
 import io.relock.testkit.Eventually;
+import io.relock.testkit.FaultProxy;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 
@@ -77,7 +79,7 @@ abstract class TransactionOrderTest {
         jdbc.execute("CREATE TABLE orders (id VARCHAR(20) PRIMARY KEY, status VARCHAR(10) NOT NULL,"
                 + " fence_token BIGINT NOT NULL DEFAULT 0)");
         jdbc.update("INSERT INTO account (id, balance) VALUES ('alice', 0)");
-        for (String order : List.of("o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8")) {
+        for (String order : List.of("o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9")) {
             jdbc.update("INSERT INTO orders (id, status) VALUES (?, 'NEW')", order);
         }
     }
@@ -273,6 +275,28 @@ abstract class TransactionOrderTest {
             }
             assertThat(context.getBean(RechargeService.class).balance()).isEqualTo(2L * WithLock.Type.values().length);
         });
+    }
+
+    @Test
+    void whenRedisDoesNotAnswerTheCheckTheLeaseTheClientStillBelievesInLetsTheTransactionCommit() {
+        try (FaultProxy proxy = FaultProxy.to(server)) {
+            runner().withPropertyValues("spring.data.redis.url=" + proxy.uri(), "relock.command-timeout=500ms")
+                    .run(context -> {
+                        RechargeService service = context.getBean(RechargeService.class);
+                        Pause pause = new Pause();
+                        service.onCredit(pause);
+                        CompletableFuture<Boolean> call = CompletableFuture.supplyAsync(() -> service.recharge("o9", 100));
+                        pause.awaitReached();
+                        proxy.blackhole();
+                        pause.proceed();
+                        // The commit went through (the watchdog's 30 s lease is far from over); the
+                        // release then could not reach Redis, and the caller is told that.
+                        assertThatThrownBy(() -> call.get(60, TimeUnit.SECONDS)).cause().isInstanceOf(RelockException.class)
+                                .isNotInstanceOf(LockLostException.class);
+                        assertThat(service.balance()).isEqualTo(100);
+                        assertThat(service.status("o9")).isEqualTo("PAID");
+                    });
+        }
     }
 
     @Test
