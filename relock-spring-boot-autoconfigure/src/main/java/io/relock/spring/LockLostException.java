@@ -3,28 +3,48 @@ package io.relock.spring;
 import java.util.List;
 
 /**
- * The lock that guarded a method was lost while the method ran: its lease expired, or the
- * watchdog found it gone or could not renew it. The method did run, and it finished (its result
- * or exception is what this exception replaces or carries as suppressed), but for part of its
- * run another client may have held the same lock. Thrown after the method returned, unless
- * {@code relock.on-lock-lost=log}.
+ * The lock that guarded a method was lost while the method ran: its lease expired, it was
+ * force-unlocked, or the watchdog found it gone or could not renew it. For part of the method's
+ * run another client may have held the same lock. Unless {@code relock.on-lock-lost=log}:
+ *
+ * <ul>
+ * <li>a transaction that began inside the guarded call and was about to commit when the loss
+ *     was found rolls back, and this exception is what its commit threw
+ *     ({@link #isRolledBack()});</li>
+ * <li>otherwise the method did run and finished, and this exception, thrown after it returned,
+ *     replaces its result or is added to its exception as suppressed.</li>
+ * </ul>
  */
 public class LockLostException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
     private final transient List<String> lockNames;
+    /** Whether the loss was found before a commit, which rolled back instead. */
+    private final boolean rolledBack;
 
     /**
-     * Creates the exception.
+     * Creates the exception for a loss found after the method returned.
      *
      * @param lockNames the names of the locks of which at least one was lost
      * @param cause why renewal failed, or null when the lock was simply gone
+     * @throws NullPointerException if {@code lockNames} is null
      */
     public LockLostException(List<String> lockNames, Throwable cause) {
+        this(lockNames, cause, false);
+    }
+
+    private LockLostException(List<String> lockNames, Throwable cause, boolean rolledBack) {
         super("lock " + (lockNames.size() == 1 ? "'" + lockNames.get(0) + "'" : lockNames.toString())
-                + " was lost while the method ran; another client may have held it meanwhile", cause);
+                + (rolledBack ? " was lost before the transaction committed; the transaction was rolled back"
+                        : " was lost while the method ran; another client may have held it meanwhile"), cause);
         this.lockNames = List.copyOf(lockNames);
+        this.rolledBack = rolledBack;
+    }
+
+    /** The loss found by the check just before a transaction inside the guarded call commits. */
+    static LockLostException beforeCommit(List<String> lockNames, Throwable cause) {
+        return new LockLostException(lockNames, cause, true);
     }
 
     /**
@@ -34,5 +54,16 @@ public class LockLostException extends RuntimeException {
      */
     public List<String> lockNames() {
         return lockNames;
+    }
+
+    /**
+     * Whether the loss was found just before a transaction committed, which then rolled back
+     * instead; {@code false} when it was found after the method returned, whatever the method
+     * wrote having stayed.
+     *
+     * @return whether a transaction was rolled back because of the loss
+     */
+    public boolean isRolledBack() {
+        return rolledBack;
     }
 }

@@ -21,6 +21,9 @@ import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -69,6 +72,9 @@ final class LockPlan {
         }
         this.keyText = annotation.key();
         this.key = keyText.isBlank() ? null : parse(keyText);
+        if (key instanceof SpelExpression spel) {
+            checkVariables(spel.getAST());
+        }
         this.type = annotation.type();
         this.waitTime = duration(annotation.waitTime(), "waitTime", true);
         this.leaseTime = duration(annotation.leaseTime(), "leaseTime", false);
@@ -219,6 +225,45 @@ final class LockPlan {
             throw new IllegalStateException("@WithLock on " + describe(method) + ": key '" + text
                     + "' is not a SpEL expression: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Every {@code #name} of the key must be one the evaluation will know: a parameter's name,
+     * {@code #p0}/{@code #a0} by position, {@code #root} or {@code #this}. Otherwise it would be
+     * null at every call, and the mistake would show only then.
+     */
+    private void checkVariables(SpelNode node) {
+        if (node instanceof VariableReference) {
+            checkVariable(node.toStringAST().substring(1));
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            checkVariables(node.getChild(i));
+        }
+    }
+
+    private void checkVariable(String variable) {
+        if (variable.equals("root") || variable.equals("this")) {
+            return;
+        }
+        String[] names = PARAMETER_NAMES.getParameterNames(method);
+        if (names != null && Arrays.asList(names).contains(variable)) {
+            return;
+        }
+        int count = method.getParameterCount();
+        if (variable.matches("[pa][0-9]{1,9}")) {
+            if (Integer.parseInt(variable.substring(1)) < count) {
+                return;
+            }
+            throw invalid("key '" + keyText + "' refers to #" + variable + ", but the method has " + count
+                    + " parameter" + (count == 1 ? "" : "s"));
+        }
+        if (names == null) {
+            throw invalid("key '" + keyText + "' refers to #" + variable + ", but this method's parameter names are"
+                    + " not in its class file: compile with -parameters (as spring-boot-starter-parent and Boot's"
+                    + " Gradle plugin do), or refer to parameters by position, #p0, #p1, ...");
+        }
+        throw invalid("key '" + keyText + "' refers to #" + variable + ", which is not a parameter of the method"
+                + (count == 0 ? " (it has none)" : " (its parameters: " + String.join(", ", names) + ")"));
     }
 
     private String resolve(String text, String attribute) {

@@ -33,16 +33,19 @@ final class LockRunner {
         T handle(LockNotAcquiredException notAcquired) throws Throwable;
     }
 
-    /** One guarded call's lock: type, sorted distinct names, wait (null: until acquired), lease (null: watchdog). */
+    /** One guarded call's lock: type, sorted distinct names, wait (null: the default), lease (null: watchdog). */
     record Request(WithLock.Type type, List<String> names, Duration waitTime, Duration leaseTime) {}
 
     private final Relock relock;
     private final boolean throwOnLost;
+    private final Duration defaultWaitTime;
     private final LockListener listener;
 
-    LockRunner(Relock relock, boolean throwOnLost) {
+    /** {@code defaultWaitTime}: for requests without a wait time; null to wait until acquired. */
+    LockRunner(Relock relock, boolean throwOnLost, Duration defaultWaitTime) {
         this.relock = relock;
         this.throwOnLost = throwOnLost;
+        this.defaultWaitTime = defaultWaitTime;
         this.listener = event -> RelockLocks.lost(relock, event);
         relock.addLockListener(listener);
     }
@@ -51,27 +54,32 @@ final class LockRunner {
         return relock;
     }
 
+    Duration defaultWaitTime() {
+        return defaultWaitTime;
+    }
+
     void close() {
         relock.removeLockListener(listener);
     }
 
     <T> T run(Request request, Body<T> body, NotAcquired<T> notAcquired) throws Throwable {
         DistributedLock lock = lockOf(request);
-        long waitMillis = request.waitTime() == null ? Long.MAX_VALUE : request.waitTime().toMillis();
+        Duration waitTime = request.waitTime() != null ? request.waitTime() : defaultWaitTime;
+        long waitMillis = waitTime == null ? Long.MAX_VALUE : millis(waitTime);
         long leaseMillis = request.leaseTime() == null ? -1 : request.leaseTime().toMillis();
         long owner = Thread.currentThread().getId();
         Map<String, Long> tokens = new LinkedHashMap<>();
         long acquireStartNanos = System.nanoTime();
         try {
             if (!acquire(request, lock, waitMillis, leaseMillis, tokens)) {
-                return notAcquired.handle(new LockNotAcquiredException(request.names(), request.waitTime(), null));
+                return notAcquired.handle(new LockNotAcquiredException(request.names(), waitTime, null));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LockNotAcquiredException(request.names(), request.waitTime(), e);
+            throw new LockNotAcquiredException(request.names(), waitTime, e);
         }
-        RelockLocks.Held held = new RelockLocks.Held(relock, request.names(), owner, tokens, leaseMillis > 0,
-                leaseMillis > 0 ? leaseDeadline(lock, acquireStartNanos, leaseMillis) : 0);
+        RelockLocks.Held held = new RelockLocks.Held(relock, lock, throwOnLost, request.names(), owner, tokens,
+                leaseMillis > 0, leaseMillis > 0 ? leaseDeadline(lock, acquireStartNanos, leaseMillis) : 0);
         RelockLocks.enter(held);
         T result = null;
         Throwable failure = null;
@@ -104,7 +112,7 @@ final class LockRunner {
                 LOG.warn("{}", lostException.getMessage(), lostCause);
             } else if (failure == null) {
                 failure = lostException;
-            } else {
+            } else if (failure != held.rolledBackWith()) {
                 failure.addSuppressed(lostException);
             }
         }
@@ -138,6 +146,15 @@ final class LockRunner {
             LOG.debug("cannot read the lease left of {}: {}", lock.getName(), e.toString());
         }
         return deadline;
+    }
+
+    /** A wait of more than 292 million years is a wait until acquired, not an overflow. */
+    private static long millis(Duration duration) {
+        try {
+            return duration.toMillis();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     private boolean acquire(Request request, DistributedLock lock, long waitMillis, long leaseMillis,

@@ -4,6 +4,7 @@ import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -28,7 +29,9 @@ import io.relock.Relock;
  * Auto-configuration of Relock: a {@link Relock} client built from Spring Boot's Redis
  * connection details and the {@code relock.*} properties (unless the application defines its
  * own {@code Relock} bean), a {@link RelockTemplate}, and the {@link WithLock} advice, ordered
- * outermost so that a lock is held for the whole of a transaction on the same method.
+ * outermost so that a lock is held for the whole of a transaction on the same method, and a
+ * check, added to the context's transaction managers, that rolls back a transaction begun inside
+ * a guarded call when the lock is gone before it commits.
  *
  * <p>Off with {@code relock.enabled=false}. The client is closed when the context closes.
  */
@@ -53,7 +56,8 @@ public class RelockAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(Relock.class)
     public RelockTemplate relockTemplate(Relock relock, RelockProperties properties) {
-        return new RelockTemplate(relock, properties.getOnLockLost() == RelockProperties.OnLockLost.THROW);
+        return new RelockTemplate(relock, properties.getOnLockLost() == RelockProperties.OnLockLost.THROW,
+                properties.getDefaultWaitTime());
     }
 
     /**
@@ -71,6 +75,21 @@ public class RelockAutoConfiguration {
         DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(interceptor, interceptor);
         advisor.setOrder(Ordered.HIGHEST_PRECEDENCE);
         return advisor;
+    }
+
+    /**
+     * The check before commit of transactions that begin inside a guarded call, added to every
+     * transaction manager of the context; see {@link TransactionLeaseCheck}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.transaction.ConfigurableTransactionManager")
+    static class TransactionConfiguration {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static BeanPostProcessor relockTransactionLeaseCheck() {
+            return TransactionLeaseCheck.installer();
+        }
     }
 
     /** The client from Spring Boot's Redis connection details. */

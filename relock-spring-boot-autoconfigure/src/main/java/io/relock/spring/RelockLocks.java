@@ -1,14 +1,20 @@
 package io.relock.spring;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.relock.DistributedLock;
 import io.relock.LockLostEvent;
 import io.relock.Relock;
+import io.relock.RelockException;
 
 /**
  * What the code inside a {@link WithLock} method or a {@link RelockTemplate} call can ask about
@@ -22,10 +28,17 @@ import io.relock.Relock;
  * }</pre>
  *
  * <p>Locks are tracked per thread; a nested guarded call is the current one until it returns.
+ * A transaction that begins inside a guarded call (a {@code @Transactional} method under
+ * {@code @WithLock}, or a {@code TransactionTemplate} inside the call) checks the lock just
+ * before it commits, and rolls back with {@link LockLostException} when the lock is gone (the
+ * auto-configuration adds that check to the application's transaction managers).
  */
 public final class RelockLocks {
 
-    private static final ThreadLocal<ArrayDeque<Held>> STACK = ThreadLocal.withInitial(ArrayDeque::new);
+    private static final Logger LOG = LoggerFactory.getLogger(RelockLocks.class);
+
+    // No initial value: a transaction asks on threads that never take a lock, and must not leave a deque there.
+    private static final ThreadLocal<ArrayDeque<Held>> STACK = new ThreadLocal<>();
     private static final Set<Held> ACTIVE = ConcurrentHashMap.newKeySet();
 
     private RelockLocks() {}
@@ -49,20 +62,35 @@ public final class RelockLocks {
      * @return the lock, or empty outside a guarded call
      */
     public static Optional<Held> find() {
-        return Optional.ofNullable(STACK.get().peek());
+        ArrayDeque<Held> stack = STACK.get();
+        return Optional.ofNullable(stack == null ? null : stack.peek());
+    }
+
+    /** The guarded calls running on this thread, innermost first; empty outside one. */
+    static List<Held> all() {
+        ArrayDeque<Held> stack = STACK.get();
+        return stack == null ? List.of() : new ArrayList<>(stack);
     }
 
     static void enter(Held held) {
-        STACK.get().push(held);
+        ArrayDeque<Held> stack = STACK.get();
+        if (stack == null) {
+            stack = new ArrayDeque<>();
+            STACK.set(stack);
+        }
+        stack.push(held);
         ACTIVE.add(held);
     }
 
     static void exit(Held held) {
+        held.exited = true;
         ACTIVE.remove(held);
         ArrayDeque<Held> stack = STACK.get();
-        stack.remove(held);
-        if (stack.isEmpty()) {
-            STACK.remove();
+        if (stack != null) {
+            stack.remove(held);
+            if (stack.isEmpty()) {
+                STACK.remove();
+            }
         }
     }
 
@@ -80,6 +108,8 @@ public final class RelockLocks {
     public static final class Held {
 
         private final Relock client;
+        private final DistributedLock lock;
+        private final boolean throwOnLost;
         private final List<String> lockNames;
         private final long owner;
         private final Map<String, Long> tokens;
@@ -87,11 +117,19 @@ public final class RelockLocks {
         private final boolean fixedLease;
         private volatile boolean lost;
         private volatile Throwable lostCause;
+        private volatile boolean exited;
+        private volatile LockLostException rolledBackWith;
 
-        /** With a fixed lease, {@code leaseDeadlineNanos} is when it is over at the latest. */
-        Held(Relock client, List<String> lockNames, long owner, Map<String, Long> tokens, boolean fixedLease,
-                long leaseDeadlineNanos) {
+        /**
+         * With a fixed lease, {@code leaseDeadlineNanos} is when it is over at the latest;
+         * {@code throwOnLost} false ({@code relock.on-lock-lost=log}) also lets a transaction
+         * commit after the lock is lost.
+         */
+        Held(Relock client, DistributedLock lock, boolean throwOnLost, List<String> lockNames, long owner,
+                Map<String, Long> tokens, boolean fixedLease, long leaseDeadlineNanos) {
             this.client = client;
+            this.lock = lock;
+            this.throwOnLost = throwOnLost;
             this.lockNames = List.copyOf(lockNames);
             this.owner = owner;
             this.tokens = Map.copyOf(tokens);
@@ -158,6 +196,45 @@ public final class RelockLocks {
 
         Throwable lostCause() {
             return lostCause;
+        }
+
+        /** Whether a transaction inside this call should check the lock before it commits. */
+        boolean checksBeforeCommit() {
+            return throwOnLost;
+        }
+
+        /** The exception that rolled back a transaction of this call, or null. */
+        LockLostException rolledBackWith() {
+            return rolledBackWith;
+        }
+
+        /**
+         * Called just before a transaction that began inside this call commits: throws
+         * {@link LockLostException}, which rolls the transaction back, unless this owner still
+         * holds the lock. Besides this client's belief ({@link #isLost()}) it asks Redis, one
+         * round trip per lock name, because a force-unlock, or a watchdog lease cut short by a
+         * paused process, shows only at the watchdog's next renewal, up to a third of the lease
+         * later. When Redis cannot answer, the belief decides: the watchdog counts the lock as
+         * held until its lease could have run out.
+         */
+        void checkBeforeCommit() {
+            if (exited) {
+                return; // the commit comes after the call: not the call's lock to judge
+            }
+            if (!isLost()) {
+                try {
+                    if (!lock.isHeldByThread(owner)) {
+                        markLost(null);
+                    }
+                } catch (RelockException e) {
+                    LOG.debug("cannot ask Redis whether {} is still held before commit: {}", lockNames, e.toString());
+                }
+            }
+            if (isLost()) {
+                LockLostException lostException = LockLostException.beforeCommit(lockNames, lostCause);
+                rolledBackWith = lostException;
+                throw lostException;
+            }
         }
 
         void markLost(Throwable cause) {

@@ -33,6 +33,12 @@ public class RelockProperties {
     /** What a @WithLock caller gets when its lock was lost while the method ran. */
     private OnLockLost onLockLost = OnLockLost.THROW;
 
+    /**
+     * How long @WithLock methods and RelockTemplate calls that give no wait time wait for the
+     * lock; 0 for one attempt. Default: until acquired.
+     */
+    private Duration defaultWaitTime;
+
     private final ReplicaSync replicaSync = new ReplicaSync();
 
     private final SpinBackoff spinBackoff = new SpinBackoff();
@@ -148,6 +154,30 @@ public class RelockProperties {
     }
 
     /**
+     * The wait time of calls that give none.
+     *
+     * @return {@code relock.default-wait-time}, or null when unset (wait until acquired)
+     */
+    public Duration getDefaultWaitTime() {
+        return defaultWaitTime;
+    }
+
+    /**
+     * Sets {@code relock.default-wait-time}.
+     *
+     * @param defaultWaitTime the wait time, zero or more; null to wait until acquired
+     * @throws IllegalArgumentException if {@code defaultWaitTime} is negative (the start fails
+     *     naming the property)
+     */
+    public void setDefaultWaitTime(Duration defaultWaitTime) {
+        if (defaultWaitTime != null && defaultWaitTime.isNegative()) {
+            throw new IllegalArgumentException("relock.default-wait-time must be zero (one attempt) or more,"
+                    + " or unset to wait until acquired: " + defaultWaitTime);
+        }
+        this.defaultWaitTime = defaultWaitTime;
+    }
+
+    /**
      * The replica-sync settings.
      *
      * @return {@code relock.replica-sync.*}
@@ -222,9 +252,12 @@ public class RelockProperties {
 
     /** What a {@link WithLock} caller gets when its lock was lost while the method ran. */
     public enum OnLockLost {
-        /** A {@link LockLostException} after the method returned. */
+        /**
+         * A {@link LockLostException}: a transaction begun inside the call and about to commit
+         * rolls back with it, otherwise it comes after the method returned.
+         */
         THROW,
-        /** A warning in the log; the caller gets the method's result. */
+        /** A warning in the log; the caller gets the method's result, and its transaction commits. */
         LOG
     }
 

@@ -12,12 +12,20 @@ import io.relock.Relock;
  * The programmatic form of {@link WithLock}, for code that cannot go through a Spring proxy
  * (a call from inside the same bean, a lambda, a class Spring does not manage). Same semantics:
  * the action runs only while the lock is held, the lock is released when it returns or throws,
- * {@link RelockLocks#current()} works inside it, and a lock lost meanwhile is reported with
- * {@link LockLostException} after the action returned.
+ * {@link RelockLocks#current()} works inside it, a transaction that begins inside the action
+ * checks the lock before it commits (on the transaction managers of a context that has the
+ * auto-configuration), and a lock lost meanwhile is reported with
+ * {@link LockLostException}. {@code execute} runs an action that returns a value, {@code run}
+ * one that returns nothing:
  *
  * <pre>{@code
  * Receipt receipt = template.execute("recharge:" + orderId, Duration.ofSeconds(5), () -> credit(orderId));
+ * template.run("recharge:" + orderId, Duration.ofSeconds(5), () -> markPaid(orderId));
  * }</pre>
+ *
+ * <p>A wait time of {@code null} (or the forms without one) means the template's default wait
+ * time: {@code relock.default-wait-time} for the auto-configured template; without a default,
+ * wait until acquired.
  *
  * <p>Failure behaviour: not acquired within the wait time → {@link LockNotAcquiredException}
  * (the action did not run); interrupted while waiting → {@link LockNotAcquiredException} with
@@ -30,7 +38,8 @@ public class RelockTemplate implements AutoCloseable {
     private final LockRunner runner;
 
     /**
-     * A template over a client that reports lost locks with {@link LockLostException}.
+     * A template over a client that reports lost locks with {@link LockLostException} and,
+     * without a wait time, waits until acquired.
      *
      * @param relock the client
      * @throws NullPointerException if {@code relock} is null
@@ -48,7 +57,27 @@ public class RelockTemplate implements AutoCloseable {
      * @throws NullPointerException if {@code relock} is null
      */
     public RelockTemplate(Relock relock, boolean throwOnLockLost) {
-        this.runner = new LockRunner(Objects.requireNonNull(relock, "relock must not be null"), throwOnLockLost);
+        this(relock, throwOnLockLost, null);
+    }
+
+    /**
+     * A template over a client, with a default wait time.
+     *
+     * @param relock the client
+     * @param throwOnLockLost whether a lock lost during the action is a {@link LockLostException}
+     *     ({@code true}) or only a warning in the log; when it is only a warning, a transaction
+     *     inside the action commits although the lock is lost
+     * @param defaultWaitTime how long calls that give no wait time (and {@link WithLock} methods
+     *     without {@code waitTime}) wait; null to wait until acquired, zero for one attempt
+     * @throws NullPointerException if {@code relock} is null
+     * @throws IllegalArgumentException if {@code defaultWaitTime} is negative
+     */
+    public RelockTemplate(Relock relock, boolean throwOnLockLost, Duration defaultWaitTime) {
+        Objects.requireNonNull(relock, "relock must not be null");
+        if (defaultWaitTime != null && defaultWaitTime.isNegative()) {
+            throw new IllegalArgumentException("defaultWaitTime must not be negative: " + defaultWaitTime);
+        }
+        this.runner = new LockRunner(relock, throwOnLockLost, defaultWaitTime);
     }
 
     /**
@@ -61,10 +90,40 @@ public class RelockTemplate implements AutoCloseable {
     }
 
     /**
-     * Runs {@code action} while holding the reentrant lock {@code name}, renewed by the watchdog.
+     * How long calls without a wait time wait.
+     *
+     * @return the default wait time, or null for "until acquired"
+     */
+    public Duration defaultWaitTime() {
+        return runner.defaultWaitTime();
+    }
+
+    /**
+     * Runs {@code action}, which returns a value, while holding the reentrant lock {@code name},
+     * waiting at most the {@linkplain #defaultWaitTime() default wait time}; see
+     * {@link #execute(String, Duration, Supplier)}.
      *
      * @param name the lock's name
-     * @param waitTime how long to wait for it; null to wait until acquired, zero for one attempt
+     * @param action what to run
+     * @param <T> the action's result type
+     * @return the action's result
+     * @throws NullPointerException if {@code name} or {@code action} is null
+     * @throws IllegalArgumentException if {@code name} is blank
+     * @throws LockNotAcquiredException if not acquired in time, or interrupted while waiting
+     * @throws LockLostException if the lock was lost while the action ran
+     * @throws io.relock.RelockException if Redis fails
+     */
+    public <T> T execute(String name, Supplier<T> action) {
+        return execute(name, null, action);
+    }
+
+    /**
+     * Runs {@code action}, which returns a value, while holding the reentrant lock {@code name},
+     * renewed by the watchdog. For an action that returns nothing, use
+     * {@link #run(String, Duration, Runnable)}.
+     *
+     * @param name the lock's name
+     * @param waitTime how long to wait for it; null for the default wait time, zero for one attempt
      * @param action what to run
      * @param <T> the action's result type
      * @return the action's result
@@ -79,11 +138,28 @@ public class RelockTemplate implements AutoCloseable {
     }
 
     /**
-     * Runs {@code action} while holding the reentrant lock {@code name}; see
+     * Runs {@code action}, which returns nothing, while holding the reentrant lock {@code name},
+     * waiting at most the {@linkplain #defaultWaitTime() default wait time}; see
      * {@link #execute(String, Duration, Supplier)}.
      *
      * @param name the lock's name
-     * @param waitTime how long to wait for it; null to wait until acquired, zero for one attempt
+     * @param action what to run
+     * @throws NullPointerException if {@code name} or {@code action} is null
+     * @throws IllegalArgumentException if {@code name} is blank
+     * @throws LockNotAcquiredException if not acquired in time, or interrupted while waiting
+     * @throws LockLostException if the lock was lost while the action ran
+     * @throws io.relock.RelockException if Redis fails
+     */
+    public void run(String name, Runnable action) {
+        run(name, null, action);
+    }
+
+    /**
+     * Runs {@code action}, which returns nothing, while holding the reentrant lock {@code name},
+     * renewed by the watchdog; see {@link #execute(String, Duration, Supplier)}.
+     *
+     * @param name the lock's name
+     * @param waitTime how long to wait for it; null for the default wait time, zero for one attempt
      * @param action what to run
      * @throws NullPointerException if {@code name} or {@code action} is null
      * @throws IllegalArgumentException if {@code name} is blank or {@code waitTime} negative
@@ -92,8 +168,28 @@ public class RelockTemplate implements AutoCloseable {
      * @throws io.relock.RelockException if Redis fails
      */
     public void run(String name, Duration waitTime, Runnable action) {
+        run(WithLock.Type.REENTRANT, List.of(name), waitTime, null, action);
+    }
+
+    /**
+     * Runs {@code action}, which returns nothing, while holding locks of the given type on every
+     * name; see {@link #execute(WithLock.Type, List, Duration, Duration, Supplier)}.
+     *
+     * @param type the kind of lock
+     * @param names the locks' names, at least one
+     * @param waitTime how long to wait; null for the default wait time, zero for one attempt
+     * @param leaseTime a fixed lease; null for a watchdog-renewed lock
+     * @param action what to run
+     * @throws NullPointerException if an argument other than a duration is null
+     * @throws IllegalArgumentException if {@code names} is empty or has a blank name, a duration
+     *     is negative or the lease zero
+     * @throws LockNotAcquiredException if not acquired in time, or interrupted while waiting
+     * @throws LockLostException if a lock was lost while the action ran
+     * @throws io.relock.RelockException if Redis fails
+     */
+    public void run(WithLock.Type type, List<String> names, Duration waitTime, Duration leaseTime, Runnable action) {
         Objects.requireNonNull(action, "action must not be null");
-        execute(WithLock.Type.REENTRANT, List.of(name), waitTime, null, () -> {
+        execute(type, names, waitTime, leaseTime, () -> {
             action.run();
             return null;
         });
@@ -105,7 +201,7 @@ public class RelockTemplate implements AutoCloseable {
      *
      * @param type the kind of lock
      * @param names the locks' names, at least one
-     * @param waitTime how long to wait; null to wait until acquired, zero for one attempt
+     * @param waitTime how long to wait; null for the default wait time, zero for one attempt
      * @param leaseTime a fixed lease; null for a watchdog-renewed lock
      * @param action what to run
      * @param <T> the action's result type

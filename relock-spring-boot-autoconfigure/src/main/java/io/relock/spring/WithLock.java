@@ -22,20 +22,31 @@ import org.springframework.core.annotation.AliasFor;
  * parameters ({@code #orderId}, {@code #order.id}, {@code #p0}). A key that evaluates to a
  * collection or an array locks every element's name at once (a multi-lock, taken in sorted
  * order so that two callers never deadlock). A key that evaluates to {@code null}, a blank
- * string or an empty collection is an {@link IllegalArgumentException} before Redis is touched;
- * parameter names need the {@code -parameters} compiler flag, or use {@code #p0}.
+ * string or an empty collection is an {@link IllegalArgumentException} before Redis is touched.
+ * A {@code #name} in the key that is not one of the method's parameters fails the application's
+ * start; parameter names need the {@code -parameters} compiler flag (without it, a {@code #name}
+ * fails the start too: use {@code #p0}).
  *
  * <p><b>Order.</b> The lock is the outermost advice: it is taken before a {@code @Transactional}
  * on the same method opens its transaction and released after that transaction committed or
  * rolled back, so that the next holder reads what the last one committed.
+ *
+ * <p><b>Transactions.</b> A transaction that begins inside the call (this method's own
+ * {@code @Transactional}, or one opened by code it calls) checks the lock just before it
+ * commits, asking Redis: when the lock is gone (force-unlocked, expired, or reported lost by the
+ * watchdog) the transaction rolls back and the caller gets a {@link LockLostException}. A loss
+ * after that check, or a process paused between the check and the commit, is not caught; a
+ * {@link Type#FENCED} lock's token ({@link RelockLocks.Held#token()}) in the SQL is what closes
+ * that gap.
  *
  * <p><b>Failures.</b> When the lock is not acquired within {@link #waitTime()}, the method does
  * not run and {@link #onNotAcquired()} decides what the caller gets. When Redis fails while
  * acquiring, the method does not run and the caller gets the {@code io.relock.RelockException}.
  * An interrupt while waiting keeps the thread's interrupt flag and throws
  * {@link LockNotAcquiredException}. When the lease was lost while the method ran (the watchdog
- * could not renew it), the caller gets a {@link LockLostException} after the method returned
- * (or, with {@code relock.on-lock-lost=log}, a warning in the log); the method can ask
+ * could not renew it, or a fixed lease ran out), the caller gets a {@link LockLostException}
+ * after the method returned, or from the commit of a transaction as above (with
+ * {@code relock.on-lock-lost=log}: a warning in the log, and no check before commit); the method can ask
  * {@link RelockLocks#current()} whether its lock is still held. Nested calls on the same thread
  * with the same lock re-enter it.
  *
@@ -81,8 +92,8 @@ public @interface WithLock {
 
     /**
      * How long to wait for the lock, in Spring's duration format ({@code "200ms"}, {@code "5s"},
-     * {@code "PT1M"}, {@code ${…}} resolved). Empty: wait until acquired; {@code "0"}: one
-     * attempt, no waiting.
+     * {@code "PT1M"}, {@code ${…}} resolved). Empty: {@code relock.default-wait-time}, and without
+     * it wait until acquired; {@code "0"}: one attempt, no waiting.
      *
      * @return the wait time
      */
