@@ -1,0 +1,89 @@
+package io.relock.integration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relock.Relock;
+import io.relock.RelockConfig;
+import io.relock.testkit.RedisExtension;
+import io.relock.testkit.RedisServer;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.integration.leader.AbstractCandidate;
+import org.springframework.integration.leader.Context;
+import org.springframework.integration.support.leader.LockRegistryLeaderInitiator;
+
+/** Spring Integration's lock-based leader election, unchanged, on two Relock clients. */
+class LeaderInitiatorTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = RedisExtension.perClass();
+
+    private Relock first;
+    private Relock second;
+    private LockRegistryLeaderInitiator firstInitiator;
+    private LockRegistryLeaderInitiator secondInitiator;
+    private final BlockingQueue<String> events = new LinkedBlockingQueue<>();
+
+    @BeforeEach
+    void setUp(RedisServer server) {
+        first = Relock.create(RelockConfig.builder().singleServer(server.uri()).build());
+        second = Relock.create(RelockConfig.builder().singleServer(server.uri()).build());
+        firstInitiator = initiator(first, "first");
+        secondInitiator = initiator(second, "second");
+    }
+
+    @AfterEach
+    void tearDown() {
+        firstInitiator.stop();
+        secondInitiator.stop();
+        second.close();
+        first.close();
+    }
+
+    @Test
+    void oneOfTwoInitiatorsLeadsAndTheOtherTakesOverWhenItStops() throws InterruptedException {
+        firstInitiator.start();
+        secondInitiator.start();
+
+        String leader = events.poll(30, TimeUnit.SECONDS);
+        assertThat(leader).as("someone was elected").isIn("first granted", "second granted");
+        LockRegistryLeaderInitiator leading = leader.startsWith("first") ? firstInitiator : secondInitiator;
+        LockRegistryLeaderInitiator following = leading == firstInitiator ? secondInitiator : firstInitiator;
+        String follower = leading == firstInitiator ? "second" : "first";
+        assertThat(leading.getContext().isLeader()).isTrue();
+        assertThat(following.getContext().isLeader()).isFalse();
+        assertThat(events.poll(1, TimeUnit.SECONDS)).as("no second leader meanwhile").isNull();
+
+        leading.stop();
+
+        assertThat(List.of(events.poll(30, TimeUnit.SECONDS), events.poll(30, TimeUnit.SECONDS)))
+                .as("the leader steps down and the other is elected")
+                .containsExactlyInAnyOrder(leader.replace("granted", "revoked"), follower + " granted");
+        assertThat(following.getContext().isLeader()).isTrue();
+        assertThat(leading.getContext().isLeader()).isFalse();
+    }
+
+    private LockRegistryLeaderInitiator initiator(Relock relock, String id) {
+        LockRegistryLeaderInitiator initiator = new LockRegistryLeaderInitiator(new RelockLockRegistry(relock, "app"),
+                new AbstractCandidate(id, "cluster-leader") {
+                    @Override
+                    public void onGranted(Context context) {
+                        events.add(getId() + " granted");
+                    }
+
+                    @Override
+                    public void onRevoked(Context context) {
+                        events.add(getId() + " revoked");
+                    }
+                });
+        // No Spring context: events go to nobody.
+        initiator.setApplicationEventPublisher(event -> { });
+        return initiator;
+    }
+}
