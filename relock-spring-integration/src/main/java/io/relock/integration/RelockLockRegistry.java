@@ -57,9 +57,16 @@ import org.springframework.scheduling.TaskScheduler;
  *       {@code RedisLockRegistry}.</li>
  * </ul>
  *
- * <p>Relock and {@code RedisLockRegistry} store a lock differently (a hash with an owner field
- * against a plain string), so they do not wait for each other on one key; do not run both on
- * the same lock keys. Thread-safe.
+ * <h2>Not with {@code RedisLockRegistry} on the same keys</h2>
+ * Relock and {@code RedisLockRegistry} store a lock differently (a hash with an owner field
+ * against a string with the owner's id), so they never wait for each other. On one Redis key,
+ * whichever comes second while the other holds it fails with Redis's {@code WRONGTYPE} error (a
+ * {@link io.relock.RelockException}, or {@code CannotAcquireLockException}); with a Relock
+ * {@link io.relock.RelockConfig#keyPrefix() key prefix} or another registry key they use
+ * different Redis keys and both hold the lock at once. Move every service that uses a lock key
+ * to Relock at the same time.
+ *
+ * <p>Thread-safe.
  */
 public final class RelockLockRegistry
         implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock> {
