@@ -41,12 +41,22 @@ final class RelockRegistryLock implements DistributedLock {
 
     @Override
     public boolean tryLock() {
+        if (leaseMillis < 0) {
+            return lock.tryLock();
+        }
+        // Lock.tryLock() ignores the interrupt flag, as Relock's own does: the one attempt runs
+        // with the flag cleared, which is set again after it.
+        boolean interrupted = Thread.interrupted();
         try {
             return lock.tryLock(0, leaseMillis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
-            // Lock.tryLock() cannot throw it; RedisLockRegistry answers false too.
-            Thread.currentThread().interrupt();
+            // Interrupted during the attempt, which Relock then undid.
+            interrupted = true;
             return false;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

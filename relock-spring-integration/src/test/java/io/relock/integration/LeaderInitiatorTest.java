@@ -8,12 +8,15 @@ import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.core.task.support.TaskExecutorAdapter;
 import org.springframework.integration.leader.AbstractCandidate;
 import org.springframework.integration.leader.Context;
 import org.springframework.integration.support.leader.LockRegistryLeaderInitiator;
@@ -29,6 +32,7 @@ class LeaderInitiatorTest {
     private LockRegistryLeaderInitiator firstInitiator;
     private LockRegistryLeaderInitiator secondInitiator;
     private final BlockingQueue<String> events = new LinkedBlockingQueue<>();
+    private final ExecutorService executor = Executors.newCachedThreadPool();
 
     @BeforeEach
     void setUp(RedisServer server) {
@@ -39,9 +43,12 @@ class LeaderInitiatorTest {
     }
 
     @AfterEach
-    void tearDown() {
+    void tearDown() throws InterruptedException {
         firstInitiator.stop();
         secondInitiator.stop();
+        // The initiators' threads unlock as they end: let them, before the clients close.
+        executor.shutdown();
+        assertThat(executor.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
         second.close();
         first.close();
     }
@@ -84,6 +91,7 @@ class LeaderInitiatorTest {
                 });
         // No Spring context: events go to nobody.
         initiator.setApplicationEventPublisher(event -> { });
+        initiator.setTaskExecutor(new TaskExecutorAdapter(executor));
         return initiator;
     }
 }

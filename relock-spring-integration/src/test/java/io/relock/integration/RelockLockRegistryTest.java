@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.Relock;
 import io.relock.RelockConfig;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;
@@ -150,6 +151,47 @@ class RelockLockRegistryTest {
         }, executor);
         held.unlock();
         assertThat(waiter.get(30, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void tryLockIgnoresTheInterruptFlagAndKeepsIt() {
+        for (RelockLockRegistry each : List.of(registry, new RelockLockRegistry(relock, "app", Duration.ofSeconds(30)))) {
+            Lock lock = each.obtain("orders");
+            Thread.currentThread().interrupt();
+            try {
+                assertThat(lock.tryLock()).as("%s", each).isTrue();
+                assertThat(Thread.currentThread().isInterrupted()).isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void anInterruptEndsTheWaitOfLockInterruptibly() throws Exception {
+        Lock held = otherRegistry.obtain("orders");
+        held.lock();
+        try {
+            CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+            Thread waiter = new Thread(() -> {
+                try {
+                    registry.obtain("orders").lockInterruptibly();
+                    outcome.complete(null);
+                } catch (Throwable e) {
+                    outcome.complete(e);
+                }
+            });
+            waiter.start();
+            Eventually.await(Duration.ofSeconds(10), "the waiter waits",
+                    () -> waiter.getState() == Thread.State.WAITING || waiter.getState() == Thread.State.TIMED_WAITING);
+            waiter.interrupt();
+            assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+            waiter.join(TimeUnit.SECONDS.toMillis(10));
+            assertThat(relock.getLock("app:orders").isHeldByThread(waiter.getId())).isFalse();
+        } finally {
+            held.unlock();
+        }
     }
 
     @Test
