@@ -53,6 +53,9 @@ import org.springframework.scheduling.TaskScheduler;
  *       {@code CannotAcquireLockException}; {@code tryLock} never answers {@code false} for it.</li>
  *   <li>No cache of lock objects, so no capacity limit: {@link #obtain(Object)} returns a new,
  *       cheap object each time, and two objects for one key are the same lock.</li>
+ *   <li>Interrupts: {@code lockInterruptibly()} and {@code tryLock} with a wait end with
+ *       {@link InterruptedException} and nothing held; {@code lock()} waits on and keeps the flag;
+ *       {@code tryLock()} ignores it.</li>
  *   <li>{@code newCondition()} throws {@link UnsupportedOperationException}, as in
  *       {@code RedisLockRegistry}.</li>
  * </ul>
@@ -99,7 +102,8 @@ public final class RelockLockRegistry
      *     empty for none
      * @param leaseTime how long each hold lasts
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code leaseTime} is under one millisecond
+     * @throws IllegalArgumentException if {@code leaseTime} is under one millisecond (one too
+     *     large for Redis is rejected by the lock methods, with the same exception)
      */
     public RelockLockRegistry(Relock relock, String registryKey, Duration leaseTime) {
         this(relock, registryKey, positiveMillis(leaseTime, "leaseTime"));
