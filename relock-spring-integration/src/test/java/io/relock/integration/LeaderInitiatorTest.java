@@ -6,6 +6,7 @@ import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
@@ -29,6 +30,7 @@ class LeaderInitiatorTest {
 
     private Relock first;
     private Relock second;
+    /** Created by each test, stopped after it. */
     private LockRegistryLeaderInitiator firstInitiator;
     private LockRegistryLeaderInitiator secondInitiator;
     private final BlockingQueue<String> events = new LinkedBlockingQueue<>();
@@ -38,8 +40,6 @@ class LeaderInitiatorTest {
     void setUp(RedisServer server) {
         first = Relock.create(RelockConfig.builder().singleServer(server.uri()).build());
         second = Relock.create(RelockConfig.builder().singleServer(server.uri()).build());
-        firstInitiator = initiator(first, "first");
-        secondInitiator = initiator(second, "second");
     }
 
     @AfterEach
@@ -55,6 +55,8 @@ class LeaderInitiatorTest {
 
     @Test
     void oneOfTwoInitiatorsLeadsAndTheOtherTakesOverWhenItStops() throws InterruptedException {
+        firstInitiator = initiator(new RelockLockRegistry(first, "app"), "first");
+        secondInitiator = initiator(new RelockLockRegistry(second, "app"), "second");
         firstInitiator.start();
         secondInitiator.start();
 
@@ -76,8 +78,31 @@ class LeaderInitiatorTest {
         assertThat(leading.getContext().isLeader()).isFalse();
     }
 
-    private LockRegistryLeaderInitiator initiator(Relock relock, String id) {
-        LockRegistryLeaderInitiator initiator = new LockRegistryLeaderInitiator(new RelockLockRegistry(relock, "app"),
+    @Test
+    void withAFixedLeaseTheLeadersHeartbeatKeepsItsLease() throws InterruptedException {
+        // RedisLockRegistry's usual set-up: a lease per hold, which the leader's heartbeat (a
+        // re-entry and its release) restarts. Lease 3 s, heartbeat 100 ms.
+        Duration lease = Duration.ofSeconds(3);
+        firstInitiator = initiator(new RelockLockRegistry(first, "app", lease), "first");
+        secondInitiator = initiator(new RelockLockRegistry(second, "app", lease), "second");
+        firstInitiator.setHeartBeatMillis(100);
+        secondInitiator.setHeartBeatMillis(100);
+        firstInitiator.start();
+        assertThat(events.poll(30, TimeUnit.SECONDS)).isEqualTo("first granted");
+        secondInitiator.start();
+
+        assertThat(events.poll(lease.multipliedBy(2).toMillis() + 1_000, TimeUnit.MILLISECONDS))
+                .as("the leader keeps the lock for two leases and more").isNull();
+        assertThat(firstInitiator.getContext().isLeader()).isTrue();
+        assertThat(first.getLock("app:cluster-leader").remainTimeToLive()).isPositive();
+
+        firstInitiator.stop();
+        assertThat(List.of(events.poll(30, TimeUnit.SECONDS), events.poll(30, TimeUnit.SECONDS)))
+                .containsExactlyInAnyOrder("first revoked", "second granted");
+    }
+
+    private LockRegistryLeaderInitiator initiator(RelockLockRegistry registry, String id) {
+        LockRegistryLeaderInitiator initiator = new LockRegistryLeaderInitiator(registry,
                 new AbstractCandidate(id, "cluster-leader") {
                     @Override
                     public void onGranted(Context context) {
