@@ -27,8 +27,8 @@ import org.springframework.scheduling.TaskScheduler;
  * {@link io.relock.RelockConfig#keyPrefix()}, if the client has one). Any non-null key is
  * accepted: its {@link Object#toString()} is the name within the registry, so {@code 42} and
  * {@code "42"} are one lock. An empty registry key means no prefix: the lock key alone is the
- * name. Every registry on the same Redis with the same registry key, in this process or in any
- * other, shares the locks.
+ * name. Every registry on the same Redis with the same registry key (and the same client key
+ * prefix), in this process or in any other, shares the locks.
  *
  * <h2>Semantics, and where they differ from {@code RedisLockRegistry}</h2>
  * <ul>
