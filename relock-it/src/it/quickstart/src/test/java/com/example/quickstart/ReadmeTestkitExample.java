@@ -1,0 +1,22 @@
+package com.example.quickstart;
+
+import io.relock.testkit.RedisExtension;
+import io.relock.testkit.RedisServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The README's relock-testkit example, compiled from the same text. Its test method has no body,
+ * so this class is not run (the name does not match Surefire's test classes); QuickStartTest uses
+ * the same extension and parameter and asserts what they give.
+ */
+class ReadmeTestkitExample {
+
+    // tag::testkit-example[]
+    @RegisterExtension
+    static final RedisExtension redis = RedisExtension.perClass();
+
+    @Test
+    void onlyOneWorkerRuns(RedisServer server) { /* server.uri(), server.kill(), server.restart() … */ }
+    // end::testkit-example[]
+}
