@@ -1,0 +1,18 @@
+package com.example.orders;
+
+import io.relock.Relock;
+import io.relock.integration.RelockLockRegistry;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The README's one-bean swap from RedisLockRegistry. */
+@Configuration
+public class LockConfig {
+
+    // tag::spring-integration-bean[]
+    @Bean
+    RelockLockRegistry lockRegistry(Relock relock) {
+        return new RelockLockRegistry(relock, "my-app"); // was: new RedisLockRegistry(connectionFactory, "my-app")
+    }
+    // end::spring-integration-bean[]
+}
