@@ -299,7 +299,9 @@ final class Acquisition {
         }
         long leftMillis = TimeUnit.NANOSECONDS.toMillis(leftNanos) + 1;
         long ttl = attempt.ttlMillis();
-        long untilExpiry = ttl > 0 ? Math.min(ttl, leftMillis) : leftMillis;
+        // A TTL of 0 is a hold (or a yield, see handoff.lua) in its last millisecond, not one
+        // without expiry (-1): parking for the whole wait would sleep through its end.
+        long untilExpiry = ttl >= 0 ? Math.min(Math.max(ttl, 1), leftMillis) : leftMillis;
         failures++;
         if (!wait.subscribes()) {
             pause(before, Math.min(Math.max(1, wait.pauseMillis(failures)), untilExpiry));

@@ -9,7 +9,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A timer that only runs what the test tells it to: no thread, no real time. Delays are ignored;
+ * A timer that only runs what the test tells it to: no thread, no real time. Delays are recorded, not waited;
  * {@link #elapse()} runs everything pending as if its time had come, so a test (or a model
  * checker) decides when each timeout fires.
  */
@@ -19,7 +19,7 @@ final class ManualTimer implements Timer {
 
     @Override
     public synchronized Timeout newTimeout(TimerTask task, long delay, TimeUnit unit) {
-        ManualTimeout timeout = new ManualTimeout(this, task);
+        ManualTimeout timeout = new ManualTimeout(this, task, unit.toMillis(delay));
         pending.add(timeout);
         return timeout;
     }
@@ -55,11 +55,14 @@ final class ManualTimer implements Timer {
 
         private final Timer timer;
         private final TimerTask task;
+        /** The delay asked for, which this timer does not wait (tests read it). */
+        final long delayMillis;
         private volatile boolean cancelled;
 
-        ManualTimeout(Timer timer, TimerTask task) {
+        ManualTimeout(Timer timer, TimerTask task, long delayMillis) {
             this.timer = timer;
             this.task = task;
+            this.delayMillis = delayMillis;
         }
 
         @Override
