@@ -209,7 +209,8 @@ final class Report {
      * no peer measured it or the metric has no better direction.
      */
     Library bestPeer(String caseId, Metric metric) {
-        if (metric.better() == Metric.Better.NEITHER) {
+        // A mixed fleet's libraries share one run: neither is measured against the other.
+        if (metric.better() == Metric.Better.NEITHER || S6MixedFleet.isMixed(caseId)) {
             return null;
         }
         Library best = null;
@@ -337,7 +338,28 @@ final class Report {
             case RATIO_AT_LEAST, RATIO_AT_MOST -> ratio(goal.caseId(), goal.metric(), baseline(goal));
             case ROUND_TRIPS_AT_MOST -> relock / (goal.roundTrips() * roundTripMicros());
             case AT_MOST, EQUALS -> relock;
+            case FLEET_AT_MOST, FLEET_FACTOR_WITHIN -> fleetWorst(goal);
         };
+    }
+
+    /**
+     * A fleet goal's worst reading over both libraries and every repeat: the largest value, or
+     * for a factor goal the largest factor away from 1 (0.5 and 2 are both 2); NaN unless every
+     * library of the fleet measured it in every repeat.
+     */
+    double fleetWorst(Goal goal) {
+        double worst = Double.NEGATIVE_INFINITY;
+        for (Library library : S6MixedFleet.FLEET) {
+            Values values = values(goal.caseId(), library, goal.metric());
+            if (values.present().size() < options.repeats()) {
+                return Double.NaN;
+            }
+            for (double value : values.present()) {
+                double reading = goal.kind() == Goal.Kind.FLEET_FACTOR_WITHIN ? Math.max(value, 1 / value) : value;
+                worst = Math.max(worst, reading);
+            }
+        }
+        return worst;
     }
 
     private List<Metric> metricsOf(String caseId) {
@@ -517,7 +539,8 @@ final class Report {
             if (metrics.isEmpty()) {
                 List<String> row = new ArrayList<>(List.of(title, ""));
                 for (Library library : Library.values()) {
-                    row.add(unavailable(caseId, library) != null ? "not available" : "no result");
+                    row.add(S6MixedFleet.isMixed(caseId) && !S6MixedFleet.FLEET.contains(library) ? "—"
+                            : unavailable(caseId, library) != null ? "not available" : "no result");
                 }
                 row.add("");
                 row.add("");
@@ -528,7 +551,8 @@ final class Report {
             for (Metric metric : metrics) {
                 List<String> row = new ArrayList<>(List.of(first ? title : "", metric.label()));
                 for (Library library : Library.values()) {
-                    row.add(unavailable(caseId, library) != null ? "not available"
+                    row.add(S6MixedFleet.isMixed(caseId) && !S6MixedFleet.FLEET.contains(library) ? "—"
+                            : unavailable(caseId, library) != null ? "not available"
                             : spread(metric, values(caseId, library, metric)));
                 }
                 Library peer = bestPeer(caseId, metric);
@@ -600,8 +624,8 @@ final class Report {
     }
 
     private String goalsText() {
-        StringBuilder out = new StringBuilder("Goals (issues 5 and 12), from this run's medians; ✓ holds, ✗ misses, "
-                + "? not measured in this run; RT = one EVALSHA round trip (S0 p50, one connection)\n");
+        StringBuilder out = new StringBuilder("Goals (issues 5, 12 and 21), from this run's medians (issue 21's mixed "
+                + "fleet: both libraries, every repeat); ✓ holds, ✗ misses, ? not measured in this run; RT = one EVALSHA round trip (S0 p50, one connection)\n");
         List<String[]> rows = new ArrayList<>();
         for (String[] row : goalRows()) {
             rows.add(new String[] {"  " + row[0], "#" + row[1], row[2], row[3], row[4]});
@@ -626,6 +650,9 @@ final class Report {
             if (!caseIds().contains(goal.caseId())) {
                 return "case " + goal.caseId() + " not run";
             }
+            if (goal.isFleet()) {
+                return "not measured for both libraries in every repeat (see errors)";
+            }
             return goal.kind() == Goal.Kind.ROUND_TRIPS_AT_MOST && !Double.isFinite(roundTripMicros())
                     ? "no EVALSHA round trip (S0 not run)" : "no value (see errors)";
         }
@@ -642,6 +669,14 @@ final class Report {
                     text += "; " + times(ratio(goal.caseId(), metric, best)) + " best peer " + best.displayName();
                 }
                 return text;
+            }
+            case FLEET_AT_MOST, FLEET_FACTOR_WITHIN -> {
+                List<String> libraries = new ArrayList<>();
+                for (Library library : S6MixedFleet.FLEET) {
+                    libraries.add(library.displayName() + " " + spread(metric, values(goal.caseId(), library, metric)));
+                }
+                return (goal.kind() == Goal.Kind.FLEET_FACTOR_WITHIN ? "worst " + times(value) + " from equal; "
+                        : "worst " + metric.format(value) + "; ") + String.join(", ", libraries);
             }
             case ROUND_TRIPS_AT_MOST -> {
                 String count = goal.roundTrips() == 1 ? String.format(Locale.ROOT, "%.2f RT", value)
@@ -681,7 +716,7 @@ final class Report {
         if (dirty.isEmpty()) {
             List<String> clean = new ArrayList<>();
             if (exclusive > 0) {
-                clean.add("overlapping holders 0 and lost updates 0 in all " + exclusive + " contended runs (S2, S4 fair)");
+                clean.add("overlapping holders 0 and lost updates 0 in all " + exclusive + " contended runs (S2, S4 fair, S6)");
             }
             if (held > 0) {
                 clean.add("no held lock lost in " + held + " watchdog runs (S5)");
