@@ -344,8 +344,8 @@ final class Report {
 
     /**
      * A fleet goal's worst reading over both libraries and every repeat: the largest value, or
-     * for a factor goal the largest factor away from 1 (0.5 and 2 are both 2); NaN unless every
-     * library of the fleet measured it in every repeat.
+     * for a factor goal the largest factor away from 1 (0.5 and 2 are both 2; a share of 0 is
+     * {@link Double#MAX_VALUE}); NaN unless every library of the fleet measured it in every repeat.
      */
     double fleetWorst(Goal goal) {
         double worst = Double.NEGATIVE_INFINITY;
@@ -355,7 +355,8 @@ final class Report {
                 return Double.NaN;
             }
             for (double value : values.present()) {
-                double reading = goal.kind() == Goal.Kind.FLEET_FACTOR_WITHIN ? Math.max(value, 1 / value) : value;
+                double reading = goal.kind() != Goal.Kind.FLEET_FACTOR_WITHIN ? value
+                        : value > 0 ? Math.max(value, 1 / value) : Double.MAX_VALUE;
                 worst = Math.max(worst, reading);
             }
         }
@@ -625,7 +626,8 @@ final class Report {
 
     private String goalsText() {
         StringBuilder out = new StringBuilder("Goals (issues 5, 12 and 21), from this run's medians (issue 21's mixed "
-                + "fleet: both libraries, every repeat); ✓ holds, ✗ misses, ? not measured in this run; RT = one EVALSHA round trip (S0 p50, one connection)\n");
+                + "fleet: both libraries, every repeat); ✓ holds, ✗ misses, ? not measured in this run; "
+                + "RT = one EVALSHA round trip (S0 p50, one connection)\n");
         List<String[]> rows = new ArrayList<>();
         for (String[] row : goalRows()) {
             rows.add(new String[] {"  " + row[0], "#" + row[1], row[2], row[3], row[4]});
@@ -675,8 +677,9 @@ final class Report {
                 for (Library library : S6MixedFleet.FLEET) {
                     libraries.add(library.displayName() + " " + spread(metric, values(goal.caseId(), library, metric)));
                 }
-                return (goal.kind() == Goal.Kind.FLEET_FACTOR_WITHIN ? "worst " + times(value) + " from equal; "
-                        : "worst " + metric.format(value) + "; ") + String.join(", ", libraries);
+                String worst = goal.kind() == Goal.Kind.FLEET_AT_MOST ? "worst " + metric.format(value)
+                        : value == Double.MAX_VALUE ? "a library acquired nothing" : "worst " + times(value) + " from equal";
+                return worst + "; " + String.join(", ", libraries);
             }
             case ROUND_TRIPS_AT_MOST -> {
                 String count = goal.roundTrips() == 1 ? String.format(Locale.ROOT, "%.2f RT", value)

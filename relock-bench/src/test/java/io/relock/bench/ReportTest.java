@@ -150,6 +150,14 @@ class ReportTest {
         assertThat(report.measured(shares)).isCloseTo(1 / 0.3, within(1e-9));
         assertThat(shares.holds(report.measured(shares))).as("0.3 is within 4× of 1").isTrue();
         assertThat(shares.holds(1 / 0.2)).as("a share of 0.2, or 5, is 5× from equal").isFalse();
+
+        result("S6/r2x1-s4x2", Library.RELOCK, Map.of(Metric.SHARE_OF_EQUAL, 1.5), Map.of(Metric.SHARE_OF_EQUAL, 1.4));
+        result("S6/r2x1-s4x2", Library.REDISSON, Map.of(Metric.SHARE_OF_EQUAL, 0.0), Map.of(Metric.SHARE_OF_EQUAL, 0.0));
+        Report starvedReport = report();
+        Goal starved = goal("21", "S6/r2x1-s4x2", Metric.SHARE_OF_EQUAL);
+        assertThat(starved.holds(starvedReport.measured(starved))).as("Redisson acquired nothing").isFalse();
+        assertThat(starvedReport.text())
+                .contains("a library acquired nothing; Relock 1.45 (1.40–1.50), Redisson 0.00 (all)");
         assertThat(shares.targetText()).startsWith("0.25–4×");
         Goal missing = goal("21", "S6/r2x1-s4x2", Metric.WAIT_MAX_MS);
         assertThat(report.measured(missing)).as("Redisson has no value: not measured").isNaN();
