@@ -463,10 +463,13 @@ final class Report {
     }
 
     private String methodText() {
+        Load.Timing mixed = new S6MixedFleet().timing("S6/r4x2-s2x1", options.timing());
         return "each case in a fresh JVM per library (same flags), " + options.repeats() + " repeats alternating "
                 + "the order of the libraries; " + seconds(options.window()) + " window after " + seconds(options.warmup())
                 + " warm-up (S3: " + seconds(S3HandOff.shorter(options.timing()).window())
-                + " after " + seconds(S3HandOff.shorter(options.timing()).warmup()) + "); values are medians "
+                + " after " + seconds(S3HandOff.shorter(options.timing()).warmup()) + "; S6's mixed fleet: both "
+                + "libraries' clients in one JVM, " + seconds(mixed.window()) + " after " + seconds(mixed.warmup())
+                + "); values are medians "
                 + "(min–max over repeats); Relock/best peer is Relock's median over the better peer median";
     }
 
