@@ -165,7 +165,7 @@ public final class Bench {
             for (Library library : Library.values()) {
                 for (String caseId : cases) {
                     String without = scenario.without(caseId, library);
-                    if (without != null) {
+                    if (without != null && !scenario.beside(caseId).contains(library)) {
                         out.println("[" + caseId + "] " + library.displayName() + " not run: " + without);
                         CaseResult skipped = new CaseResult(caseId, caseId).unavailable(without);
                         runs.add(new Report.Run(0, Report.Run.NOT_RUN, library, skipped.toJson(library)));
@@ -243,7 +243,8 @@ public final class Bench {
         List<Report.Run> runs = new ArrayList<>();
         Set<String> reported = new HashSet<>();
         for (Map<String, Object> result : output.results()) {
-            runs.add(new Report.Run(repeat, position, library, result));
+            // A case with other libraries beside the worker's (S6) reports each as its own.
+            runs.add(new Report.Run(repeat, position, Library.fromId((String) result.get("library")), result));
             reported.add((String) result.get("case"));
         }
         if (output.problem() != null) {
@@ -266,6 +267,9 @@ public final class Bench {
     /** One line per case while the bench runs. */
     private static String summary(Map<String, Object> result) {
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-13s", result.get("case")));
+        if (S6MixedFleet.isMixed((String) result.get("case"))) {
+            line.append(' ').append(Library.fromId((String) result.get("library")).displayName()).append(':');
+        }
         if (result.get("unavailable") != null) {
             return line.append(" not available: ").append(result.get("unavailable")).toString();
         }

@@ -1,6 +1,8 @@
 package io.relock.bench;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -16,6 +18,7 @@ final class CaseResult {
     private final Map<String, Object> metrics = new LinkedHashMap<>();
     private final Map<String, Object> checks = new LinkedHashMap<>();
     private final Map<String, Object> details = new LinkedHashMap<>();
+    private final Map<Library, CaseResult> beside = new LinkedHashMap<>();
     private String unavailable;
     private String error;
 
@@ -95,6 +98,23 @@ final class CaseResult {
             this.error = this.error == null ? text : this.error + "\n" + text;
         }
         return this;
+    }
+
+    /**
+     * What another library measured in the same run of the case, beside the worker's own (S6:
+     * both libraries on one name in one worker); reported as that library's result.
+     */
+    CaseResult beside(Library library, CaseResult other) {
+        beside.put(library, other);
+        return this;
+    }
+
+    /** This result as the worker's library's, then each result {@link #beside} it as its library's. */
+    List<Map<String, Object>> toJsons(Library library) {
+        List<Map<String, Object>> all = new ArrayList<>();
+        all.add(toJson(library));
+        beside.forEach((other, result) -> all.add(result.toJson(other)));
+        return all;
     }
 
     Map<String, Object> toJson(Library library) {

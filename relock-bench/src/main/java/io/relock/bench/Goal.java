@@ -4,12 +4,13 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * A target Relock set itself (issues 5 and 12), checked against what this run measured. A ratio
+ * A target Relock set itself (issues 5, 12 and 21), checked against what this run measured. A ratio
  * goal compares Relock's median with a peer's median in the same run: Redisson's for the goals
  * of issue 5, which were set against it, the best peer's for those of issue 12; an absolute
  * goal checks Relock's median alone; a round-trip goal compares it with the p50 of one EVALSHA
  * of the lock script that redis-benchmark measured on the same server in the same run (S0, one
- * connection). Counts (round trips, commands) are compared with a tolerance of
+ * connection); a fleet goal (issue 21, S6) checks both libraries of a mixed fleet, in every
+ * repeat, not a median. Counts (round trips, commands) are compared with a tolerance of
  * {@value #COUNT_TOLERANCE}, as a window's ends can split one operation.
  *
  * @param text the goal as the issue states it
@@ -35,7 +36,14 @@ record Goal(String text, String issue, String caseId, Metric metric, Kind kind, 
         /** Relock's value equal to the target (within the count tolerance). */
         EQUALS,
         /** Relock's value over {@code roundTrips} EVALSHA round trips (S0 p50, one connection) at most the target. */
-        ROUND_TRIPS_AT_MOST
+        ROUND_TRIPS_AT_MOST,
+        /** The largest value of every library of the mixed fleet, in every repeat, at most the target. */
+        FLEET_AT_MOST,
+        /**
+         * Every value of every library of the mixed fleet, in every repeat, within a factor of
+         * the target of 1 (from 1/target to target); measured as the largest such factor.
+         */
+        FLEET_FACTOR_WITHIN
     }
 
     /** Whom a ratio goal compares Relock with. */
@@ -45,6 +53,10 @@ record Goal(String text, String issue, String caseId, Metric metric, Kind kind, 
         /** The peer with the better median of the metric in the case (issue 12). */
         BEST_PEER
     }
+
+    /** The bounds {@code MixedFleetTest} enforces, for the bench's mixed fleet. */
+    private static final String FLEET_WAIT_TEXT = "mixed fleet: every thread of both libraries acquires within 2 s";
+    private static final String FLEET_SHARE_TEXT = "mixed fleet: each library's per-thread share within 4× of equal";
 
     /** "A handful" of renewal calls per tick, made a number. */
     static final int HANDFUL = 5;
@@ -80,7 +92,11 @@ record Goal(String text, String issue, String caseId, Metric metric, Kind kind, 
             absolute("S5: threads per client", "5", "S5/footprint", Metric.THREADS, Kind.AT_MOST, 6),
             absolute("S5: Redis connections per client", "5", "S5/footprint", Metric.CONNECTIONS, Kind.AT_MOST, 2),
             absolute("S5: watchdog renewal calls per tick, 10 000 locks (a handful)", "5", "S5/watchdog",
-                    Metric.WATCHDOG_CALLS_PER_TICK, Kind.AT_MOST, HANDFUL));
+                    Metric.WATCHDOG_CALLS_PER_TICK, Kind.AT_MOST, HANDFUL),
+            absolute(FLEET_WAIT_TEXT, "21", "S6/r4x2-s2x1", Metric.WAIT_MAX_MS, Kind.FLEET_AT_MOST, 2000),
+            absolute(FLEET_SHARE_TEXT, "21", "S6/r4x2-s2x1", Metric.SHARE_OF_EQUAL, Kind.FLEET_FACTOR_WITHIN, 4),
+            absolute(FLEET_WAIT_TEXT, "21", "S6/r2x1-s4x2", Metric.WAIT_MAX_MS, Kind.FLEET_AT_MOST, 2000),
+            absolute(FLEET_SHARE_TEXT, "21", "S6/r2x1-s4x2", Metric.SHARE_OF_EQUAL, Kind.FLEET_FACTOR_WITHIN, 4));
 
     private static Goal ratio(String text, String issue, String caseId, Metric metric, Kind kind, double target,
             Baseline baseline) {
@@ -89,6 +105,11 @@ record Goal(String text, String issue, String caseId, Metric metric, Kind kind, 
 
     private static Goal absolute(String text, String issue, String caseId, Metric metric, Kind kind, double target) {
         return new Goal(text, issue, caseId, metric, kind, target, null, 0);
+    }
+
+    /** Whether the goal reads both libraries of S6's mixed fleet. */
+    boolean isFleet() {
+        return kind == Kind.FLEET_AT_MOST || kind == Kind.FLEET_FACTOR_WITHIN;
     }
 
     boolean isRatio() {
@@ -104,6 +125,8 @@ record Goal(String text, String issue, String caseId, Metric metric, Kind kind, 
             case AT_MOST -> "≤ " + number;
             case EQUALS -> "= " + number;
             case ROUND_TRIPS_AT_MOST -> roundTrips == 1 ? "≤ " + number + " RT" : "≤ " + number + "× " + roundTrips + " RT";
+            case FLEET_AT_MOST -> "≤ " + number + " (" + metric.label() + "), both, every repeat";
+            case FLEET_FACTOR_WITHIN -> number(1 / target) + "–" + number + "× (" + metric.label() + "), both, every repeat";
         };
     }
 
@@ -118,12 +141,13 @@ record Goal(String text, String issue, String caseId, Metric metric, Kind kind, 
 
     /**
      * Whether {@code value} meets the goal: a ratio for ratio goals, Relock's value over the
-     * goal's round trips for round-trip goals, Relock's value otherwise.
+     * goal's round trips for round-trip goals, the worst value or factor of the fleet for fleet
+     * goals, Relock's value otherwise.
      */
     boolean holds(double value) {
         return switch (kind) {
             case RATIO_AT_LEAST -> value >= target;
-            case RATIO_AT_MOST, ROUND_TRIPS_AT_MOST -> value <= target;
+            case RATIO_AT_MOST, ROUND_TRIPS_AT_MOST, FLEET_AT_MOST, FLEET_FACTOR_WITHIN -> value <= target;
             case AT_MOST -> value <= target + (isCount() ? COUNT_TOLERANCE : 0);
             case EQUALS -> Math.abs(value - target) <= COUNT_TOLERANCE;
         };
@@ -143,7 +167,7 @@ record Goal(String text, String issue, String caseId, Metric metric, Kind kind, 
     double required(double baselineValue, double roundTripMicros) {
         return switch (kind) {
             case RATIO_AT_LEAST, RATIO_AT_MOST -> target * baselineValue;
-            case AT_MOST, EQUALS -> target;
+            case AT_MOST, EQUALS, FLEET_AT_MOST, FLEET_FACTOR_WITHIN -> target;
             case ROUND_TRIPS_AT_MOST -> target * roundTrips * roundTripMicros;
         };
     }

@@ -54,12 +54,17 @@ final class Load {
      */
     record Timing(Duration warmup, Duration window, Duration count) {}
 
-    /** What one run measured. */
+    /**
+     * What one run measured.
+     *
+     * @param latencyPerThread each thread's latencies of the window, by thread index ({@code latency} is their sum)
+     */
     record Outcome(
             long ops,
             double seconds,
             long[] opsPerThread,
             Histogram latency,
+            Histogram[] latencyPerThread,
             long cpuNanos,
             long javaThreadsCpuNanos,
             RedisAdmin.ServerStats server,
@@ -196,15 +201,17 @@ final class Load {
 
         Histogram latency = new Histogram(3);
         long[] perThread = new long[threadCount];
+        Histogram[] latencyPerThread = new Histogram[threadCount];
         long ops = 0;
         long countOps = 0;
         for (Worker worker : workers) {
             latency.add(worker.latency);
             perThread[worker.index] = worker.ops[Phase.MEASURE.ordinal()];
+            latencyPerThread[worker.index] = worker.latency;
             ops += perThread[worker.index];
             countOps += worker.ops[Phase.COUNT.ordinal()];
         }
-        return new Outcome(ops, (end - start) / 1e9, perThread, latency, cpuAfter - cpuBefore,
+        return new Outcome(ops, (end - start) / 1e9, perThread, latency, latencyPerThread, cpuAfter - cpuBefore,
                 threadsCpuAfter - threadsCpuBefore, during, counts,
                 countOps, error);
     }

@@ -21,6 +21,9 @@ interface LockLibrary extends AutoCloseable {
     /** A fair (first come, first served) lock, or empty if this version has none. */
     Optional<Lock> fairLock(String name);
 
+    /** The write lock of the read-write lock {@code name}, or empty if this version has none. */
+    Optional<Lock> writeLock(String name);
+
     /**
      * A RedLock over one lock named {@code name} per master, each master a client of this same
      * library (this client being one of them), or empty if this version has none.

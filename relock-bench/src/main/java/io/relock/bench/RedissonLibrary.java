@@ -40,6 +40,11 @@ final class RedissonLibrary implements LockLibrary {
         return Optional.of(redisson.getFairLock(name));
     }
 
+    @Override
+    public Optional<Lock> writeLock(String name) {
+        return Optional.of(redisson.getReadWriteLock(name).writeLock());
+    }
+
     /** Redisson's RedLock class is deprecated (in favour of a plain RLock) but still ships and works. */
     @Override
     @SuppressWarnings("deprecation")

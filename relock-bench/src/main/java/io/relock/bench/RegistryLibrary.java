@@ -55,6 +55,12 @@ final class RegistryLibrary implements LockLibrary {
         return Optional.empty();
     }
 
+    /** The registry's locks are exclusive only: no read-write lock. */
+    @Override
+    public Optional<Lock> writeLock(String name) {
+        return Optional.empty();
+    }
+
     /** Spring Integration has no RedLock. */
     @Override
     public Optional<Lock> redLock(String name, List<LockLibrary> masters) {

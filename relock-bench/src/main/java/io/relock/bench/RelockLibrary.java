@@ -34,6 +34,11 @@ final class RelockLibrary implements LockLibrary {
     }
 
     @Override
+    public Optional<Lock> writeLock(String name) {
+        return Optional.of(relock.getReadWriteLock(name).writeLock());
+    }
+
+    @Override
     public Optional<Lock> redLock(String name, List<LockLibrary> masters) {
         DistributedLock[] members = new DistributedLock[masters.size()];
         for (int i = 0; i < members.length; i++) {

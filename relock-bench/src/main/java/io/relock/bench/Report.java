@@ -209,7 +209,8 @@ final class Report {
      * no peer measured it or the metric has no better direction.
      */
     Library bestPeer(String caseId, Metric metric) {
-        if (metric.better() == Metric.Better.NEITHER) {
+        // A mixed fleet's libraries share one run: neither is measured against the other.
+        if (metric.better() == Metric.Better.NEITHER || S6MixedFleet.isMixed(caseId)) {
             return null;
         }
         Library best = null;
@@ -337,7 +338,29 @@ final class Report {
             case RATIO_AT_LEAST, RATIO_AT_MOST -> ratio(goal.caseId(), goal.metric(), baseline(goal));
             case ROUND_TRIPS_AT_MOST -> relock / (goal.roundTrips() * roundTripMicros());
             case AT_MOST, EQUALS -> relock;
+            case FLEET_AT_MOST, FLEET_FACTOR_WITHIN -> fleetWorst(goal);
         };
+    }
+
+    /**
+     * A fleet goal's worst reading over both libraries and every repeat: the largest value, or
+     * for a factor goal the largest factor away from 1 (0.5 and 2 are both 2; a share of 0 is
+     * {@link Double#MAX_VALUE}); NaN unless every library of the fleet measured it in every repeat.
+     */
+    double fleetWorst(Goal goal) {
+        double worst = Double.NEGATIVE_INFINITY;
+        for (Library library : S6MixedFleet.FLEET) {
+            Values values = values(goal.caseId(), library, goal.metric());
+            if (values.present().size() < options.repeats()) {
+                return Double.NaN;
+            }
+            for (double value : values.present()) {
+                double reading = goal.kind() != Goal.Kind.FLEET_FACTOR_WITHIN ? value
+                        : value > 0 ? Math.max(value, 1 / value) : Double.MAX_VALUE;
+                worst = Math.max(worst, reading);
+            }
+        }
+        return worst;
     }
 
     private List<Metric> metricsOf(String caseId) {
@@ -440,10 +463,13 @@ final class Report {
     }
 
     private String methodText() {
+        Load.Timing mixed = new S6MixedFleet().timing("S6/r4x2-s2x1", options.timing());
         return "each case in a fresh JVM per library (same flags), " + options.repeats() + " repeats alternating "
                 + "the order of the libraries; " + seconds(options.window()) + " window after " + seconds(options.warmup())
                 + " warm-up (S3: " + seconds(S3HandOff.shorter(options.timing()).window())
-                + " after " + seconds(S3HandOff.shorter(options.timing()).warmup()) + "); values are medians "
+                + " after " + seconds(S3HandOff.shorter(options.timing()).warmup()) + "; S6's mixed fleet: both "
+                + "libraries' clients in one JVM, " + seconds(mixed.window()) + " after " + seconds(mixed.warmup())
+                + "); values are medians "
                 + "(min–max over repeats); Relock/best peer is Relock's median over the better peer median";
     }
 
@@ -517,7 +543,8 @@ final class Report {
             if (metrics.isEmpty()) {
                 List<String> row = new ArrayList<>(List.of(title, ""));
                 for (Library library : Library.values()) {
-                    row.add(unavailable(caseId, library) != null ? "not available" : "no result");
+                    row.add(S6MixedFleet.isMixed(caseId) && !S6MixedFleet.FLEET.contains(library) ? "—"
+                            : unavailable(caseId, library) != null ? "not available" : "no result");
                 }
                 row.add("");
                 row.add("");
@@ -528,7 +555,8 @@ final class Report {
             for (Metric metric : metrics) {
                 List<String> row = new ArrayList<>(List.of(first ? title : "", metric.label()));
                 for (Library library : Library.values()) {
-                    row.add(unavailable(caseId, library) != null ? "not available"
+                    row.add(S6MixedFleet.isMixed(caseId) && !S6MixedFleet.FLEET.contains(library) ? "—"
+                            : unavailable(caseId, library) != null ? "not available"
                             : spread(metric, values(caseId, library, metric)));
                 }
                 Library peer = bestPeer(caseId, metric);
@@ -600,8 +628,9 @@ final class Report {
     }
 
     private String goalsText() {
-        StringBuilder out = new StringBuilder("Goals (issues 5 and 12), from this run's medians; ✓ holds, ✗ misses, "
-                + "? not measured in this run; RT = one EVALSHA round trip (S0 p50, one connection)\n");
+        StringBuilder out = new StringBuilder("Goals (issues 5, 12 and 21), from this run's medians (issue 21's mixed "
+                + "fleet: both libraries, every repeat); ✓ holds, ✗ misses, ? not measured in this run; "
+                + "RT = one EVALSHA round trip (S0 p50, one connection)\n");
         List<String[]> rows = new ArrayList<>();
         for (String[] row : goalRows()) {
             rows.add(new String[] {"  " + row[0], "#" + row[1], row[2], row[3], row[4]});
@@ -626,6 +655,9 @@ final class Report {
             if (!caseIds().contains(goal.caseId())) {
                 return "case " + goal.caseId() + " not run";
             }
+            if (goal.isFleet()) {
+                return "not measured for both libraries in every repeat (see errors)";
+            }
             return goal.kind() == Goal.Kind.ROUND_TRIPS_AT_MOST && !Double.isFinite(roundTripMicros())
                     ? "no EVALSHA round trip (S0 not run)" : "no value (see errors)";
         }
@@ -642,6 +674,15 @@ final class Report {
                     text += "; " + times(ratio(goal.caseId(), metric, best)) + " best peer " + best.displayName();
                 }
                 return text;
+            }
+            case FLEET_AT_MOST, FLEET_FACTOR_WITHIN -> {
+                List<String> libraries = new ArrayList<>();
+                for (Library library : S6MixedFleet.FLEET) {
+                    libraries.add(library.displayName() + " " + spread(metric, values(goal.caseId(), library, metric)));
+                }
+                String worst = goal.kind() == Goal.Kind.FLEET_AT_MOST ? "worst " + metric.format(value)
+                        : value == Double.MAX_VALUE ? "a library acquired nothing" : "worst " + times(value) + " from equal";
+                return worst + "; " + String.join(", ", libraries);
             }
             case ROUND_TRIPS_AT_MOST -> {
                 String count = goal.roundTrips() == 1 ? String.format(Locale.ROOT, "%.2f RT", value)
@@ -681,7 +722,7 @@ final class Report {
         if (dirty.isEmpty()) {
             List<String> clean = new ArrayList<>();
             if (exclusive > 0) {
-                clean.add("overlapping holders 0 and lost updates 0 in all " + exclusive + " contended runs (S2, S4 fair)");
+                clean.add("overlapping holders 0 and lost updates 0 in all " + exclusive + " contended runs (S2, S4 fair, S6)");
             }
             if (held > 0) {
                 clean.add("no held lock lost in " + held + " watchdog runs (S5)");

@@ -8,7 +8,7 @@ import java.util.List;
  */
 interface Scenario {
 
-    /** {@code S1} … {@code S5}. */
+    /** {@code S1} … {@code S6}. */
     String id();
 
     /** What it measures, for the report. */
@@ -44,13 +44,23 @@ interface Scenario {
         return null;
     }
 
+    /**
+     * The other libraries whose clients run in the same worker as this one's in {@code caseId},
+     * each reported with its own result ({@link CaseResult#beside}); empty by default. Such a
+     * library is not run in a worker of its own for the case ({@link #without} says so), and is
+     * not reported as not available.
+     */
+    default List<Library> beside(String caseId) {
+        return List.of();
+    }
+
     /** Runs one case and describes what it measured; failures go into the result, not thrown. */
     CaseResult run(String caseId, WorkerContext context) throws Exception;
 
     /** Every scenario that runs in a worker (S0, the ceiling, runs in the driver). */
     static List<Scenario> all() {
         return List.of(new S1Uncontended(), new S2Contended(), new S3HandOff(), new S4FairAndRedLock(),
-                new S5Footprint());
+                new S5Footprint(), new S6MixedFleet());
     }
 
     static Scenario byId(String id) {

@@ -63,7 +63,9 @@ public final class Worker {
                 } catch (Throwable e) {
                     result = new CaseResult(caseId, caseId).error(Diagnostics.stackTrace(e));
                 }
-                System.out.println(RESULT_PREFIX + Json.write(result.toJson(library)));
+                for (Map<String, Object> json : result.toJsons(library)) {
+                    System.out.println(RESULT_PREFIX + Json.write(json));
+                }
                 System.out.flush();
             }
         } finally {

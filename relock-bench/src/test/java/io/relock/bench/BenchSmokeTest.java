@@ -52,7 +52,7 @@ class BenchSmokeTest {
         assertThat(outcome.directory().resolve("chart.png")).isNotEmptyFile();
         assertThat(outcome.directory().resolve("table.txt")).isNotEmptyFile();
         assertThat(Files.readString(out.resolve("latest.md"))).contains("| S1 uncontended, 1 thread [S1/t1] | cycles/s |");
-        assertThat(printed).contains("Goals (issues 5 and 12)");
+        assertThat(printed).contains("Goals (issues 5, 12 and 21)");
     }
 
     @Test

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The readings of a run, on made-up results (no worker, no Redis): which peer is the best per
  * metric, the ratios against it, the goals against Redisson, the best peer and the EVALSHA
- * round trip, and how a library a scenario does not run shows up.
+ * round trip, how a library a scenario does not run shows up, and S6's mixed fleet: both
+ * libraries' figures on one row and its goals over both libraries and every repeat.
  */
 class ReportTest {
 
@@ -103,6 +104,76 @@ class ReportTest {
             assertThat(bar.label()).isEqualTo("S4 fair 10 waiters acq/s (vs Redisson)");
             assertThat(bar.advantage()).isCloseTo(5100.0 / 3050.0, within(1e-9));
         });
+    }
+
+    @Test
+    void aMixedFleetRowShowsEachLibrarysOwnFiguresAndNoRatio() {
+        assertThat(Bench.libraries(new S6MixedFleet(), List.of("S6/r4x2-s2x1", "S6/r2x1-s4x2")))
+                .as("one worker, Relock's, with Redisson's clients beside it").containsExactly(Library.RELOCK);
+        CaseResult relock = new CaseResult("S6/r4x2-s2x1", "mixed fleet, Relock 2×4 + Redisson 1×2")
+                .metric(Metric.ACQUISITIONS_PER_S, 2200).metric(Metric.WAIT_MAX_MS, 180).check("overlaps", 0);
+        relock.beside(Library.REDISSON, new CaseResult("S6/r4x2-s2x1", "mixed fleet, Relock 2×4 + Redisson 1×2")
+                .metric(Metric.ACQUISITIONS_PER_S, 480).metric(Metric.WAIT_MAX_MS, 210));
+        List<Map<String, Object>> jsons = relock.toJsons(Library.RELOCK);
+        assertThat(jsons).extracting(json -> json.get("library")).containsExactly("relock", "redisson");
+        for (int repeat = 0; repeat < 2; repeat++) {
+            for (Map<String, Object> json : jsons) {
+                runs.add(new Report.Run(repeat, 0, Library.fromId((String) json.get("library")), json));
+            }
+        }
+        runs.add(new Report.Run(0, Report.Run.NOT_RUN, Library.REGISTRY, new CaseResult("S6/r4x2-s2x1", "S6/r4x2-s2x1")
+                .unavailable("not part of the mixed fleet").toJson(Library.REGISTRY)));
+        Report report = report();
+
+        assertThat(report.bestPeer("S6/r4x2-s2x1", Metric.ACQUISITIONS_PER_S)).as("neither against the other").isNull();
+        assertThat(report.text())
+                .containsPattern("mixed fleet, Relock 2×4 \\+ Redisson 1×2 \\[S6/r4x2-s2x1\\] +acquisitions/s +2 200 \\(all\\)"
+                        + " +480 \\(all\\) +—\n")
+                .containsPattern(" +wait max ms +180 \\(all\\) +210 \\(all\\) +—\n")
+                .contains("overlapping holders 0 and lost updates 0 in all 2 contended runs (S2, S4 fair, S6)");
+    }
+
+    @Test
+    void fleetGoalsReadTheWorstOfBothLibrariesInEveryRepeat() {
+        // Redisson's second repeat is the worst wait; Relock's first the share furthest from equal (1 / 0.3).
+        result("S6/r4x2-s2x1", Library.RELOCK, Map.of(Metric.WAIT_MAX_MS, 150.0, Metric.SHARE_OF_EQUAL, 0.3),
+                Map.of(Metric.WAIT_MAX_MS, 170.0, Metric.SHARE_OF_EQUAL, 1.1));
+        result("S6/r4x2-s2x1", Library.REDISSON, Map.of(Metric.WAIT_MAX_MS, 400.0, Metric.SHARE_OF_EQUAL, 2.9),
+                Map.of(Metric.WAIT_MAX_MS, 2500.0, Metric.SHARE_OF_EQUAL, 0.8));
+        result("S6/r2x1-s4x2", Library.RELOCK, Map.of(Metric.WAIT_MAX_MS, 20.0), Map.of(Metric.WAIT_MAX_MS, 30.0));
+        Report report = report();
+
+        Goal waits = goal("21", "S6/r4x2-s2x1", Metric.WAIT_MAX_MS);
+        assertThat(report.measured(waits)).isEqualTo(2500.0);
+        assertThat(waits.holds(report.measured(waits))).as("2.5 s > 2 s, though the medians hold").isFalse();
+        Goal shares = goal("21", "S6/r4x2-s2x1", Metric.SHARE_OF_EQUAL);
+        assertThat(report.measured(shares)).isCloseTo(1 / 0.3, within(1e-9));
+        assertThat(shares.holds(report.measured(shares))).as("0.3 is within 4× of 1").isTrue();
+        assertThat(shares.holds(1 / 0.2)).as("a share of 0.2, or 5, is 5× from equal").isFalse();
+
+        result("S6/r2x1-s4x2", Library.RELOCK, Map.of(Metric.SHARE_OF_EQUAL, 1.5), Map.of(Metric.SHARE_OF_EQUAL, 1.4));
+        result("S6/r2x1-s4x2", Library.REDISSON, Map.of(Metric.SHARE_OF_EQUAL, 0.0), Map.of(Metric.SHARE_OF_EQUAL, 0.0));
+        Report starvedReport = report();
+        Goal starved = goal("21", "S6/r2x1-s4x2", Metric.SHARE_OF_EQUAL);
+        assertThat(starved.holds(starvedReport.measured(starved))).as("Redisson acquired nothing").isFalse();
+        assertThat(starvedReport.text())
+                .contains("a library acquired nothing; Relock 1.45 (1.40–1.50), Redisson 0.00 (all)");
+        assertThat(shares.targetText()).startsWith("0.25–4×");
+        Goal missing = goal("21", "S6/r2x1-s4x2", Metric.WAIT_MAX_MS);
+        assertThat(report.measured(missing)).as("Redisson has no value: not measured").isNaN();
+        assertThat(report.text()).containsPattern("✗ +#21 +mixed fleet: every thread of both libraries acquires within 2 s"
+                + " \\[S6/r4x2-s2x1\\] .* worst 2 500; Relock 160 \\(150–170\\), Redisson 1 450 \\(400–2 500\\)");
+    }
+
+    @Test
+    void aMixedCaseIdGivesItsShape() {
+        S6MixedFleet.Shape issue = S6MixedFleet.Shape.of("S6/r4x2-s2x1");
+        assertThat(issue).isEqualTo(new S6MixedFleet.Shape(false, 4, 2, 2, 1));
+        assertThat(issue.text()).isEqualTo("Relock 2×4 + Redisson 1×2");
+        assertThat(issue.threadCount()).isEqualTo(10);
+        assertThat(S6MixedFleet.Shape.of("S6/rw4x2-s2x1").writeLock()).isTrue();
+        assertThat(S6MixedFleet.Shape.of("S6/r2x1-s4x2").text()).isEqualTo("Relock 1×2 + Redisson 2×4");
+        assertThat(new S6MixedFleet().cases(true)).containsExactly("S6/r4x2-s2x1");
     }
 
     private static Goal goal(String issue, String caseId, Metric metric) {
