@@ -72,4 +72,18 @@ final class Settings {
         }
         return duration;
     }
+
+    /**
+     * Throws unless {@code duration} is zero or positive.
+     *
+     * @throws NullPointerException if it is null
+     * @throws IllegalArgumentException if it is negative
+     */
+    static Duration requireNonNegative(Duration duration, String name) {
+        Objects.requireNonNull(duration, name + " must not be null");
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException(name + " must not be negative: " + duration);
+        }
+        return duration;
+    }
 }
