@@ -2,11 +2,7 @@ package io.relock.testkit;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,7 +11,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,40 +57,28 @@ public final class RedisServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RedisServer.class);
 
     /** The default Redis port; a developer's real server is likely there, so it is never used. */
-    private static final int DEFAULT_REDIS_PORT = 6379;
-    private static final int PORT_ATTEMPTS = 5;
-    /** Short: a probe that times out is simply repeated, and a long one delays noticing an early exit. */
-    private static final Duration PROBE_TIMEOUT = Duration.ofMillis(250);
+    static final int DEFAULT_REDIS_PORT = 6379;
     private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration KILL_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration STOP_SIGNAL_TIMEOUT = Duration.ofSeconds(5);
-    private static final long PROBE_INTERVAL_MILLIS = 10;
-    private static final int LOG_TAIL_LINES = 30;
     static final String LOG_FILE = "redis.log";
     /** Options the testkit sets itself: overriding them would break readiness checks or cleanup. */
     private static final Set<String> RESERVED_OPTIONS = Set.of("port", "bind", "dir", "logfile", "daemonize", "tls-port");
 
-    private final Path binary;
-    private final Path configFile; // null: no config file
+    private final ServerLaunch launch;
     private final int port;
     private final int tlsPort; // 0: no TLS
-    private final List<String> extraArgs;
-    private final Duration startupTimeout;
     private final Path directory;
 
     private volatile Process process; // replaced only under this object's lock
     private volatile String version;
     private boolean paused; // guarded by this
 
-    private RedisServer(Path binary, Path configFile, int port, int tlsPort, List<String> extraArgs, Duration startupTimeout,
-            Path directory) {
-        this.binary = binary;
-        this.configFile = configFile;
-        this.port = port;
-        this.tlsPort = tlsPort;
-        this.extraArgs = extraArgs;
-        this.startupTimeout = startupTimeout;
-        this.directory = directory;
+    RedisServer(ServerLaunch launch) {
+        this.launch = launch;
+        this.port = launch.port();
+        this.tlsPort = launch.tlsPort();
+        this.directory = launch.directory();
     }
 
     /**
@@ -366,130 +349,18 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /** Starts the process on {@link #port} and waits until it answers PING as this process. */
-    private synchronized void launch() {
-        List<String> command = new ArrayList<>();
-        command.add(binary.toString());
-        if (configFile != null) {
-            // Only the first argument may name the config file; options follow and override it.
-            command.add(configFile.toString());
-        }
-        command.addAll(List.of(
-                "--port", Integer.toString(port),
-                "--bind", HOST,
-                "--daemonize", "no",
-                "--save", "",
-                "--appendonly", "no",
-                "--dir", directory.toString()));
-        if (tlsPort != 0) {
-            TlsCertificates certificates = TlsCertificates.get();
-            command.addAll(List.of(
-                    "--tls-port", Integer.toString(tlsPort),
-                    "--tls-cert-file", certificates.certificate().toString(),
-                    "--tls-key-file", certificates.privateKey().toString(),
-                    "--tls-ca-cert-file", certificates.caCertificate().toString(),
-                    "--tls-auth-clients", "no"));
-        }
-        command.addAll(extraArgs);
-        Path log = directory.resolve(LOG_FILE);
-        Process started;
-        try {
-            // Redis logs to stdout when no logfile is set; errors before logging starts go to stderr.
-            started = ProcessTracker.start(new ProcessBuilder(command)
-                    .directory(directory.toFile())
-                    .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())));
-        } catch (IOException e) {
-            throw new StartupException("cannot run " + binary, e, false);
-        }
-        try {
-            started.getOutputStream().close();
-        } catch (IOException ignored) {
-            // redis-server never reads stdin
-        }
+    synchronized void launch() {
+        Process started = launch.spawn();
         process = started;
         paused = false;
-        awaitReady(started);
+        version = launch.awaitReady(started);
         LOG.debug("started {} in {}", this, directory);
-    }
-
-    private void awaitReady(Process started) {
-        long deadline = System.nanoTime() + startupTimeout.toNanos();
-        while (true) {
-            if (!started.isAlive()) {
-                String tail = logTail();
-                throw new StartupException("redis-server on port " + port + " exited with code " + started.exitValue()
-                        + " while starting; " + tail, null, tail.contains("Address already in use"));
-            }
-            try {
-                if ("PONG".equals(Resp.call(HOST, port, PROBE_TIMEOUT, "PING"))) {
-                    String info = (String) Resp.call(HOST, port, PROBE_TIMEOUT, "INFO", "server");
-                    // The port may answer for another server that won a race for it; ours will then exit.
-                    if (Long.toString(started.pid()).equals(infoField(info, "process_id"))) {
-                        version = infoField(info, "redis_version");
-                        return;
-                    }
-                }
-            } catch (IOException | CommandException notReadyYet) {
-                // not listening yet, or still loading
-            }
-            if (System.nanoTime() - deadline >= 0) {
-                started.destroyForcibly();
-                throw new StartupException("redis-server on port " + port + " did not answer PING within "
-                        + startupTimeout + "; " + logTail(), null, false);
-            }
-            try {
-                // Waiting for exit doubles as the pause between probes, and ends early if the server dies.
-                started.waitFor(PROBE_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                started.destroyForcibly();
-                throw new StartupException("interrupted while waiting for redis-server on port " + port + " to start",
-                        e, false);
-            }
-        }
-    }
-
-    private static String infoField(String info, String name) {
-        for (String line : info.split("\r\n")) {
-            if (line.startsWith(name + ":")) {
-                return line.substring(name.length() + 1).trim();
-            }
-        }
-        return null;
-    }
-
-    private String logTail() {
-        Path log = directory.resolve(LOG_FILE);
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            List<String> tail = lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size());
-            return "last lines of " + log + ":\n" + String.join("\n", tail);
-        } catch (NoSuchFileException e) {
-            return "it wrote no log (" + log + ")";
-        } catch (IOException e) {
-            return "its log " + log + " cannot be read: " + e;
-        }
     }
 
     private void requireRunning() {
         if (!process.isAlive()) {
             throw new IllegalStateException("redis-server on port " + port + " is not running");
         }
-    }
-
-    /** Returns a free loopback port other than 6379 and {@code taken} (0: none taken). */
-    private static int freePort(int taken) {
-        for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-                int candidate = socket.getLocalPort();
-                if (candidate != DEFAULT_REDIS_PORT && candidate != taken) {
-                    return candidate;
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot find a free port on " + HOST, e);
-            }
-        }
-        throw new IllegalStateException("cannot find a free port on " + HOST + " other than " + DEFAULT_REDIS_PORT);
     }
 
     /**
@@ -754,31 +625,7 @@ public final class RedisServer implements AutoCloseable {
                 options.addAll(List.of("--replicaof", master.host(), Integer.toString(master.port())));
             }
             options.addAll(args);
-            options = List.copyOf(options);
-            // A taken TLS port shows up like a taken port; with a fixed port, another TLS port may still work.
-            int attempts = requestedPort == 0 || tls ? PORT_ATTEMPTS : 1;
-            for (int attempt = 1; ; attempt++) {
-                int chosenPort = requestedPort == 0 ? freePort(0) : requestedPort;
-                int chosenTlsPort = tls ? freePort(chosenPort) : 0;
-                Path directory;
-                try {
-                    directory = Files.createTempDirectory(Workspace.jvmDirectory(), "redis-" + chosenPort + "-");
-                } catch (IOException e) {
-                    throw new UncheckedIOException("cannot create a directory for redis-server", e);
-                }
-                RedisServer server = new RedisServer(executable, configFile, chosenPort, chosenTlsPort, options, timeout,
-                        directory);
-                try {
-                    server.launch();
-                    return server;
-                } catch (StartupException e) {
-                    Workspace.deleteQuietly(directory);
-                    if (!e.portInUse || attempt >= attempts) {
-                        throw e;
-                    }
-                    LOG.debug("port {} was taken before redis-server could bind it; trying another", chosenPort);
-                }
-            }
+            return ServerLaunch.start(executable, configFile, requestedPort, tls, List.copyOf(options), timeout);
         }
 
         private static Path checkExecutable(Path binary) {
