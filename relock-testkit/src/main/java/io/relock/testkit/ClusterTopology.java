@@ -1,24 +1,15 @@
 package io.relock.testkit;
 
-import static io.relock.testkit.TopologySupport.expect;
-import static io.relock.testkit.TopologySupport.info;
-import static io.relock.testkit.TopologySupport.parseInfo;
 import static io.relock.testkit.TopologySupport.probe;
 import static io.relock.testkit.TopologySupport.reachable;
-import static io.relock.testkit.TopologySupport.requireReachable;
 
 import io.relock.testkit.ClusterNodes.Entry;
-import io.relock.testkit.TopologySupport.NotReady;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -93,6 +84,7 @@ public final class ClusterTopology implements AutoCloseable {
     private final int replicasPerMaster;
     private final Duration timeout;
     private final Path directory;
+    private final ClusterChecks checks;
 
     private ClusterTopology(List<RedisServer> nodes, int masterCount, int replicasPerMaster, Duration timeout, Path directory) {
         this.nodes = List.copyOf(nodes);
@@ -100,6 +92,7 @@ public final class ClusterTopology implements AutoCloseable {
         this.replicasPerMaster = replicasPerMaster;
         this.timeout = timeout;
         this.directory = directory;
+        this.checks = new ClusterChecks(this, this.nodes, masterCount, replicasPerMaster);
     }
 
     /**
@@ -138,19 +131,7 @@ public final class ClusterTopology implements AutoCloseable {
      */
     public static int slot(String key) {
         Objects.requireNonNull(key, "key must not be null");
-        // Searching bytes is safe: in UTF-8, no byte of a multi-byte character is below 0x80.
-        byte[] bytes = key.getBytes(StandardCharsets.UTF_8);
-        int start = 0;
-        int end = bytes.length;
-        int open = indexOf(bytes, (byte) '{', 0);
-        if (open >= 0) {
-            int close = indexOf(bytes, (byte) '}', open + 1);
-            if (close > open + 1) {
-                start = open + 1;
-                end = close;
-            }
-        }
-        return crc16(bytes, start, end) % SLOTS;
+        return ClusterSlots.of(key);
     }
 
     /** {@return every node, in start order: the masters first, then the replicas, as they were started} */
@@ -171,10 +152,10 @@ public final class ClusterTopology implements AutoCloseable {
      * @throws IllegalStateException if no node answers
      */
     public List<RedisServer> masters() {
-        return view().stream()
+        return checks.view().stream()
                 .filter(entry -> entry.isMaster() && entry.slots() > 0)
                 .sorted(Comparator.comparingInt(Entry::firstSlot))
-                .map(entry -> node(entry.port()))
+                .map(entry -> checks.node(entry.port()))
                 .collect(Collectors.toUnmodifiableList());
     }
 
@@ -185,7 +166,7 @@ public final class ClusterTopology implements AutoCloseable {
      * @throws IllegalStateException if no node answers
      */
     public List<RedisServer> replicas() {
-        Set<Integer> ports = view().stream().filter(entry -> !entry.isMaster()).map(Entry::port).collect(Collectors.toSet());
+        Set<Integer> ports = checks.view().stream().filter(entry -> !entry.isMaster()).map(Entry::port).collect(Collectors.toSet());
         return nodes.stream().filter(node -> ports.contains(node.port())).collect(Collectors.toUnmodifiableList());
     }
 
@@ -199,8 +180,8 @@ public final class ClusterTopology implements AutoCloseable {
      */
     public List<RedisServer> replicasOf(RedisServer master) {
         requireNode(master, "master");
-        List<Entry> view = view();
-        String id = known(view, master).id();
+        List<Entry> view = checks.view();
+        String id = checks.known(view, master).id();
         Set<Integer> ports = view.stream().filter(entry -> id.equals(entry.masterId())).map(Entry::port)
                 .collect(Collectors.toSet());
         return nodes.stream().filter(node -> ports.contains(node.port())).collect(Collectors.toUnmodifiableList());
@@ -217,11 +198,11 @@ public final class ClusterTopology implements AutoCloseable {
      */
     public RedisServer masterFor(String key) {
         int slot = slot(key);
-        RedisServer asked = firstReachable();
+        RedisServer asked = checks.firstReachable();
         for (Object range : (List<?>) asked.command("CLUSTER", "SLOTS")) {
             List<?> fields = (List<?>) range;
             if ((Long) fields.get(0) <= slot && slot <= (Long) fields.get(1)) {
-                return node(((Long) ((List<?>) fields.get(2)).get(1)).intValue());
+                return checks.node(((Long) ((List<?>) fields.get(2)).get(1)).intValue());
             }
         }
         throw new IllegalStateException("no node serves slot " + slot + " of '" + key + "', says the node on port "
@@ -273,15 +254,15 @@ public final class ClusterTopology implements AutoCloseable {
     public RedisServer failover(RedisServer master, Duration timeout) {
         requireNode(master, "master");
         Settings.requirePositive(timeout, "timeout");
-        List<Entry> view = view();
-        Entry masterEntry = known(view, master);
+        List<Entry> view = checks.view();
+        Entry masterEntry = checks.known(view, master);
         if (!masterEntry.isMaster() || masterEntry.slots() == 0) {
             throw new IllegalArgumentException("master must be a master with slots: port " + master.port() + " has flags "
                     + masterEntry.flags() + " and " + masterEntry.slots() + " slots");
         }
         RedisServer replica = view.stream()
                 .filter(entry -> masterEntry.id().equals(entry.masterId()) && !entry.failing())
-                .map(entry -> node(entry.port()))
+                .map(entry -> checks.node(entry.port()))
                 .filter(TopologySupport::reachable)
                 .findFirst()
                 .orElseThrow(() -> new IllegalStateException("the master on port " + master.port()
@@ -293,26 +274,7 @@ public final class ClusterTopology implements AutoCloseable {
             replica.command("CLUSTER", "FAILOVER");
         }
         RedisServer promoted = TopologySupport.await("port " + replica.port() + " promoted in place of port " + master.port(),
-                timeout, () -> {
-                    String role = info(replica, "replication").get("role");
-                    if (!"master".equals(role)) {
-                        throw new NotReady("port " + replica.port() + " reports role " + role);
-                    }
-                    List<Entry> agreed = checkAgreement(false);
-                    Entry seen = known(agreed, replica);
-                    if (!seen.isMaster() || !seen.slotRanges().equals(masterEntry.slotRanges())) {
-                        throw new NotReady("the nodes see port " + replica.port() + " as " + seen.flags() + " with slots ["
-                                + seen.slotRanges() + "] instead of master of [" + masterEntry.slotRanges() + "]");
-                    }
-                    if (reachable(master)) {
-                        Entry old = known(agreed, master);
-                        if (!seen.id().equals(old.masterId())) {
-                            throw new NotReady("the nodes see port " + master.port() + " as " + old.flags()
-                                    + " with master " + old.masterId() + ", not as a replica of port " + replica.port());
-                        }
-                    }
-                    return replica;
-                }, nodes);
+                timeout, () -> checks.promoted(replica, master, masterEntry), nodes);
         LOG.debug("cluster failover from port {} to port {}{}", master.port(), replica.port(), force ? " (forced)" : "");
         return promoted;
     }
@@ -347,7 +309,7 @@ public final class ClusterTopology implements AutoCloseable {
     public void awaitHealthy(Duration timeout) {
         Settings.requirePositive(timeout, "timeout");
         TopologySupport.await(SETTLED, timeout, () -> {
-            checkAgreement(true);
+            checks.checkAgreement(true);
             return Boolean.TRUE;
         }, nodes);
     }
@@ -386,12 +348,12 @@ public final class ClusterTopology implements AutoCloseable {
      *     deletion within the builder's timeout
      */
     public void flushAll() {
-        List<Entry> view = view();
+        List<Entry> view = checks.view();
         for (Entry master : view) {
             if (master.isMaster() && master.slots() > 0) {
                 int replicas = (int) view.stream().filter(entry -> master.id().equals(entry.masterId()) && !entry.failing())
                         .count();
-                TopologySupport.flushAndAwaitReplicas(node(master.port()), replicas, timeout);
+                TopologySupport.flushAndAwaitReplicas(checks.node(master.port()), replicas, timeout);
             }
         }
     }
@@ -417,171 +379,11 @@ public final class ClusterTopology implements AutoCloseable {
                 + nodes.stream().map(node -> Integer.toString(node.port())).collect(Collectors.joining(", "));
     }
 
-    /**
-     * Returns the view of the cluster on which its nodes agree, or throws {@link NotReady}; see
-     * {@link #awaitHealthy(Duration)} ({@code everyNode}) and {@link #failover(RedisServer, Duration)}
-     * (only the nodes that answer, and no sizes expected).
-     */
-    private List<Entry> checkAgreement(boolean everyNode) {
-        Set<Integer> live = new HashSet<>();
-        for (RedisServer node : nodes) {
-            if (everyNode) {
-                requireReachable(node, "cluster node");
-            }
-            if (reachable(node)) {
-                live.add(node.port());
-            }
-        }
-        if (live.isEmpty()) {
-            throw new NotReady("no cluster node is running and not paused");
-        }
-        RedisServer first = null;
-        String agreed = null;
-        String agreedEpoch = null;
-        List<Entry> view = null;
-        for (RedisServer node : nodes) {
-            if (!live.contains(node.port())) {
-                continue;
-            }
-            Map<String, String> state = requireStateOk(node);
-            String where = "node on port " + node.port();
-            expect(where + " knows nodes", nodes.size(), state.get("cluster_known_nodes"));
-            List<Entry> entries = ClusterNodes.parse(probe(node, "CLUSTER", "NODES"));
-            for (Entry entry : entries) {
-                if (!live.contains(entry.port())) {
-                    continue; // a node that is down or paused is flagged failing, in time
-                }
-                if (entry.failing()) {
-                    throw new NotReady(where + " flags port " + entry.port() + " as " + entry.flags());
-                }
-                if (!entry.flags().contains("myself") && !"connected".equals(entry.linkState())) {
-                    throw new NotReady(where + " is " + entry.linkState() + " from port " + entry.port());
-                }
-            }
-            String signature = ClusterNodes.signature(entries, live);
-            String epoch = state.get("cluster_current_epoch");
-            if (first == null) {
-                first = node;
-                agreed = signature;
-                agreedEpoch = epoch;
-                view = entries;
-            } else if (!agreed.equals(signature)) {
-                throw new NotReady("nodes disagree: port " + first.port() + " sees " + agreed + ", port " + node.port()
-                        + " sees " + signature);
-            } else if (!agreedEpoch.equals(epoch)) {
-                throw new NotReady("nodes disagree about the current epoch: port " + first.port() + " reports " + agreedEpoch
-                        + ", port " + node.port() + " reports " + epoch);
-            }
-        }
-        Map<Long, Integer> masterEpochs = new HashMap<>();
-        for (Entry entry : view) {
-            if (entry.isMaster() && live.contains(entry.port())) {
-                Integer other = masterEpochs.put(entry.configEpoch(), entry.port());
-                if (other != null) {
-                    // Redis Cluster resolves it by bumping one of them: the view is about to change.
-                    throw new NotReady("masters on ports " + other + " and " + entry.port() + " share config epoch "
-                            + entry.configEpoch());
-                }
-            }
-        }
-        List<Entry> masters = view.stream().filter(entry -> entry.isMaster() && entry.slots() > 0).collect(Collectors.toList());
-        if (everyNode) {
-            expect("masters with slots", masterCount, Integer.toString(masters.size()));
-        }
-        for (Entry master : masters) {
-            List<Entry> replicas = view.stream().filter(entry -> master.id().equals(entry.masterId()))
-                    .collect(Collectors.toList());
-            if (everyNode && replicas.size() < replicasPerMaster) {
-                throw new NotReady("master on port " + master.port() + " has " + replicas.size() + " replicas instead of "
-                        + replicasPerMaster);
-            }
-            for (Entry replica : replicas) {
-                if (!live.contains(replica.port())) {
-                    continue;
-                }
-                Map<String, String> replication = info(node(replica.port()), "replication");
-                if (!Integer.toString(master.port()).equals(replication.get("master_port"))
-                        || !"up".equals(replication.get("master_link_status"))
-                        || !"0".equals(replication.get("master_sync_in_progress"))) {
-                    throw new NotReady("replica on port " + replica.port() + " reports master port "
-                            + replication.get("master_port") + ", link " + replication.get("master_link_status")
-                            + ", sync in progress " + replication.get("master_sync_in_progress") + " (master: port "
-                            + master.port() + ")");
-                }
-            }
-        }
-        return view;
-    }
-
-    /** Returns {@code CLUSTER INFO} of {@code node}; {@link NotReady} unless the cluster is ok there with all slots served. */
-    private static Map<String, String> requireStateOk(RedisServer node) {
-        Map<String, String> state = parseInfo(probe(node, "CLUSTER", "INFO"));
-        String where = "node on port " + node.port();
-        if (!"ok".equals(state.get("cluster_state"))) {
-            throw new NotReady(where + " reports cluster_state " + state.get("cluster_state"));
-        }
-        expect(where + " reports slots ok", SLOTS, state.get("cluster_slots_ok"));
-        return state;
-    }
-
-    /** Returns {@code CLUSTER NODES} of the first node that answers. */
-    private List<Entry> view() {
-        return ClusterNodes.parse(firstReachable().command("CLUSTER", "NODES"));
-    }
-
-    private RedisServer firstReachable() {
-        for (RedisServer node : nodes) {
-            if (reachable(node)) {
-                return node;
-            }
-        }
-        throw new IllegalStateException("no node of the " + this + " is running and not paused");
-    }
-
-    private RedisServer node(int port) {
-        for (RedisServer node : nodes) {
-            if (node.port() == port) {
-                return node;
-            }
-        }
-        throw new IllegalStateException("port " + port + " is not a node of the " + this);
-    }
-
-    private Entry known(List<Entry> view, RedisServer node) {
-        Entry entry = ClusterNodes.entry(view, node.port());
-        if (entry == null) {
-            throw new IllegalStateException("the cluster does not know the node on port " + node.port() + " (yet)");
-        }
-        return entry;
-    }
-
     private void requireNode(RedisServer server, String name) {
         Objects.requireNonNull(server, name + " must not be null");
         if (!nodes.contains(server)) {
             throw new IllegalArgumentException(name + " must be a node of this cluster: " + server);
         }
-    }
-
-    private static int indexOf(byte[] bytes, byte value, int from) {
-        for (int i = from; i < bytes.length; i++) {
-            if (bytes[i] == value) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /** CRC16-CCITT (XModem): polynomial 0x1021, initial value 0, as in the Redis Cluster specification. */
-    private static int crc16(byte[] bytes, int start, int end) {
-        int crc = 0;
-        for (int i = start; i < end; i++) {
-            crc ^= (bytes[i] & 0xFF) << 8;
-            for (int bit = 0; bit < 8; bit++) {
-                crc = (crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1;
-            }
-            crc &= 0xFFFF;
-        }
-        return crc;
     }
 
     /**
