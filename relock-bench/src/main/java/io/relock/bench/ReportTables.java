@@ -27,11 +27,7 @@ final class ReportTables {
     /** Per latency item: the JVM floor, then each library's median over it. */
     List<String[]> floorComparisonRows() {
         List<String[]> rows = new ArrayList<>();
-        List<String> header = new ArrayList<>(List.of("case", "against", "floor"));
-        for (Library library : Library.values()) {
-            header.add(library.displayName());
-        }
-        rows.add(header.toArray(String[]::new));
+        rows.add(header(List.of("case", "against", "floor"), List.of()));
         for (Report.CeilingItem item : Report.CEILING_ITEMS) {
             double floor = report.floorOf(item.metric());
             if (item.isRate() || !Double.isFinite(floor) || !report.caseIds().contains(item.caseId())) {
@@ -82,13 +78,7 @@ final class ReportTables {
 
     List<String[]> tableRows() {
         List<String[]> rows = new ArrayList<>();
-        List<String> header = new ArrayList<>(List.of("case", "metric"));
-        for (Library library : Library.values()) {
-            header.add(library.displayName());
-        }
-        header.add("best peer");
-        header.add("Relock/best peer");
-        rows.add(header.toArray(String[]::new));
+        rows.add(header(List.of("case", "metric"), List.of("best peer", "Relock/best peer")));
         for (String caseId : report.caseIds()) {
             String title = report.title(caseId) + " [" + caseId + "]";
             List<Metric> metrics = report.metricsOf(caseId);
@@ -125,11 +115,7 @@ final class ReportTables {
     /** Per report.ceiling() item: the report.ceiling(), then each library's median against it. */
     List<String[]> ceilingComparisonRows() {
         List<String[]> rows = new ArrayList<>();
-        List<String> header = new ArrayList<>(List.of("case", "against", "ceiling"));
-        for (Library library : Library.values()) {
-            header.add(library.displayName());
-        }
-        rows.add(header.toArray(String[]::new));
+        rows.add(header(List.of("case", "against", "ceiling"), List.of()));
         for (Report.CeilingItem item : Report.CEILING_ITEMS) {
             double ceilingValue = item.isRate() ? report.ceilingRate(item.connections()) / 2 : report.roundTripMicros();
             if (!Double.isFinite(ceilingValue) || !report.caseIds().contains(item.caseId())) {
@@ -210,6 +196,16 @@ final class ReportTables {
         }
         return "Metrics cost: Relock + RelockMetrics (SimpleMeterRegistry) vs plain Relock, 64 threads ["
                 + S1Uncontended.METERED_CASE + " vs " + S1Uncontended.PLAIN_CASE + "]: " + String.join("; ", parts) + ".";
+    }
+
+    /** A header row: {@code before}, a column per library, then {@code after}. */
+    private static String[] header(List<String> before, List<String> after) {
+        List<String> header = new ArrayList<>(before);
+        for (Library library : Library.values()) {
+            header.add(library.displayName());
+        }
+        header.addAll(after);
+        return header.toArray(String[]::new);
     }
 
     static String spread(Metric metric, Report.Values values) {
