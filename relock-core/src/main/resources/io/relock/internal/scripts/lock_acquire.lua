@@ -32,7 +32,14 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
         redis.call('pexpire', KEYS[1], ARGV[1])
         return nil
     end
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    if ARGV[3] == '0' then
+        -- A hold its client no longer knows of (a failover lost its release, or an undo never
+        -- arrived): this is a new hold, not a re-entry on top of it, or every later release
+        -- would leave one behind and the lock would never be free again.
+        redis.call('hset', KEYS[1], ARGV[2], 1)
+    else
+        redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    end
     redis.call('pexpire', KEYS[1], ARGV[1])
     if ARGV[5] ~= '0' then
         redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])

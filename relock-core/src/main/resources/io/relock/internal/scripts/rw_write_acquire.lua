@@ -15,7 +15,12 @@ if mode == false then
     return nil
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    if ARGV[4] == '0' then
+        -- A write hold its client no longer knows of (see lock_acquire.lua): a new hold.
+        redis.call('hset', KEYS[1], ARGV[2], 1)
+    else
+        redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    end
     redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
     return nil
 end
