@@ -236,7 +236,8 @@ final class Acquisition {
         long seen = subscribed != null ? subscribed.messages() : 0;
         CompletableFuture<Attempt> reply;
         try {
-            reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat, newTicket, queuedTicket));
+            reply = driver.acquire(new Request(field, lease, before, retryBudget(), repeat, newTicket, queuedTicket,
+                    callerBlocks));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -473,7 +474,7 @@ final class Acquisition {
         ended(Attempt.acquired(0), null);
         try {
             driver.acquire(new Request(field, runtime.watchdog().leaseFor(leaseMillis), countBefore, retryBudget(),
-                    false, 0, claimed)).whenComplete((attempt, error) -> {
+                    false, 0, claimed, false)).whenComplete((attempt, error) -> {
                         if (error != null) {
                             claim.completeExceptionally(error);
                         } else {

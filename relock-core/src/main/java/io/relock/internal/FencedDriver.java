@@ -17,7 +17,8 @@ final class FencedDriver extends ReentrantDriver {
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
         return request.<List<Object>>eval(runtime.gateway(), Script.FENCED_ACQUIRE, ScriptOutputType.MULTI,
-                new String[] {keys.key(), tokenKey}, request.lease(), request.field(), request.countBefore())
+                new String[] {keys.key(), tokenKey}, request.lease(), request.field(), request.countBefore(),
+                request.takeOver())
                 .thenApply(reply -> {
                     long value = ((Number) reply.get(1)).longValue();
                     return ((Number) reply.get(0)).longValue() == 1 ? Attempt.acquired(value) : Attempt.busy(value);

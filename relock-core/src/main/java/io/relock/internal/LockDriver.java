@@ -39,13 +39,16 @@ interface LockDriver {
      * effect already, and for an acquire the waiter's hand-off tickets: {@code ticket} to queue
      * with if the lock is busy (0: the attempt does not queue), {@code queuedTicket} the one it
      * queued with before (0: none), whose entry goes and whose hand-off the call claims. Types
-     * without owner transfer ignore both.
+     * without owner transfer ignore both. {@code sole} when no other acquire of this owner can
+     * be under way (a thread blocked in the synchronous API): a hold of the owner that Redis has
+     * while {@code holdsBefore} is 0 is then one its client forgot (a release a failover lost),
+     * and the acquire takes it as a new hold instead of counting a re-entry on top of it.
      */
     record Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat,
-            long ticket, long queuedTicket) {
+            long ticket, long queuedTicket, boolean sole) {
 
         Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat) {
-            this(field, leaseMillis, holdsBefore, budget, repeat, 0, 0);
+            this(field, leaseMillis, holdsBefore, budget, repeat, 0, 0, false);
         }
 
         String lease() {
@@ -54,6 +57,11 @@ interface LockDriver {
 
         String countBefore() {
             return Integer.toString(holdsBefore);
+        }
+
+        /** {@code '1'} when a hold this owner's client forgot may be taken over (see {@code sole}), else {@code '0'}. */
+        String takeOver() {
+            return sole && holdsBefore == 0 ? "1" : "0";
         }
 
         /** Runs {@code script} for this call; the gateway appends the repeat flag. */

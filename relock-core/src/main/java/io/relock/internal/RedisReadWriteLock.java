@@ -145,7 +145,8 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         public CompletableFuture<Attempt> acquire(Request request) {
             String field = request.field();
             return request.<Long>eval(runtime.gateway(), Script.RW_WRITE_ACQUIRE, ScriptOutputType.INTEGER,
-                    new String[] {keys.key()}, request.lease(), field, readerField(field), request.countBefore())
+                    new String[] {keys.key()}, request.lease(), field, readerField(field), request.countBefore(),
+                    request.takeOver())
                     .thenApply(ttl -> {
                         if (ttl != null && ttl == UPGRADE) {
                             throw new IllegalMonitorStateException("cannot take the write lock of '" + keys.name()

@@ -39,7 +39,8 @@ class ReentrantDriver extends KeyDriver {
     public CompletableFuture<Attempt> acquire(Request request) {
         return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), queue, yield}, request.lease(), request.field(), request.countBefore(),
-                Long.toString(request.ticket()), Long.toString(request.queuedTicket())).thenApply(Attempt::fromTtl);
+                Long.toString(request.ticket()), Long.toString(request.queuedTicket()), request.takeOver())
+                .thenApply(Attempt::fromTtl);
     }
 
     @Override

@@ -3,12 +3,14 @@
 -- field; ARGV[3] the owner's hold count before this call; ARGV[4] the ticket to queue with when
 -- the lock is busy, '0' for an attempt that does not queue (a first attempt, a spin lock, a
 -- claim); ARGV[5] the ticket this waiter queued with before, '0' if none: its entry goes, and a
--- hand-off to it is claimed; ARGV[6] '1' when this call may repeat one that already took effect.
+-- hand-off to it is claimed; ARGV[6] '1' when a hold of this owner that its client does not know
+-- of may be taken over (no other acquire of the owner is under way and it holds none, see
+-- LockDriver.Request), '0' if not; ARGV[7] '1' when this call may repeat one that already took effect.
 -- A waiter queues with a new ticket at each attempt, so a ticket names the one attempt that
 -- queued it: a hand-off to it happened after that attempt ran and before the next one did.
 -- Returns nil when acquired (or re-entered, or handed over to one of these tickets), else the
 -- holder's remaining TTL in ms.
-if ARGV[6] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[3]) + 1 then
+if ARGV[7] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[3]) + 1 then
     -- The first run took effect; its reply was lost. The PEXPIRE is this connection's write for WAIT.
     if ARGV[5] ~= '0' then
         redis.call('hdel', KEYS[1], 'relock:granted')
@@ -32,7 +34,7 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
         redis.call('pexpire', KEYS[1], ARGV[1])
         return nil
     end
-    if ARGV[3] == '0' then
+    if ARGV[6] == '1' then
         -- A hold its client no longer knows of (a failover lost its release, or an undo never
         -- arrived): this is a new hold, not a re-entry on top of it, or every later release
         -- would leave one behind and the lock would never be free again.
