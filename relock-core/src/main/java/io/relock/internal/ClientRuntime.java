@@ -92,7 +92,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofMillis(250), 2, TimeUnit.MILLISECONDS))
                 .build();
         try {
-            RedisGateway gateway = RedisGateway.connect(config, resources, clientId);
+            RedisGateway gateway = RedisGateway.connect(config, resources, clientId, nanoTime);
             ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, nanoTime);
             runtime.register();
             runtime.watchdog.start();
