@@ -32,16 +32,6 @@ public record LockKeys(String name, String key, String channel) {
         return new LockKeys(name, key, channel);
     }
 
-    /** The unlock channel of a lock key, as Redisson names it. */
-    static String channelName(String key) {
-        return LOCK_CHANNEL_PREFIX + ":" + hashTagged(key);
-    }
-
-    /** The unlock channel of a read-write lock key, as Redisson names it. */
-    static String rwChannelName(String key) {
-        return RW_CHANNEL_PREFIX + ":" + hashTagged(key);
-    }
-
     /**
      * The key with a hash tag, so that everything named after it shares its Cluster slot: the
      * key itself if it contains a brace (it brings its own tag), else {@code {<key>}}. This is
