@@ -2,7 +2,7 @@ package io.relock.cli;
 
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.relock.LockInfo;
-import io.relock.internal.LockKeys;
+import io.relock.RelockKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -117,24 +117,19 @@ final class LockReader {
         return "redisson_lock__channel:" + hashTagged(key) + ":" + waiter;
     }
 
-    // ---- key naming: relock-core's LockKeys and Redisson's, for the same key ------------------
+    // ---- key naming: relock-core's (RelockKeys) and Redisson's, for the same key --------------
 
     /** The key with a hash tag: itself if it contains a brace, else {@code {<key>}} (Redisson's rule). */
     static String hashTagged(String key) {
         return key.contains("{") ? key : "{" + key + "}";
     }
 
-    /** relock-core's own auxiliary keys, named by core's own rule. */
-    static String ownKey(String key, String suffix) {
-        return LockKeys.ownKey(key, suffix);
-    }
-
     static String queueKey(String key) {
-        return ownKey(key, "queue");
+        return RelockKeys.fairQueueKey(key);
     }
 
     static String tokenKey(String key) {
-        return ownKey(key, "token");
+        return RelockKeys.fencingTokenKey(key);
     }
 
     static String redissonQueueKey(String key) {
