@@ -4,8 +4,10 @@ import io.relock.DistributedLock;
 import io.relock.DistributedReadWriteLock;
 import io.relock.FencedLock;
 import io.relock.LockInfo;
+import io.relock.RelockConfig;
 import java.util.List;
 import java.util.function.BiPredicate;
+import java.util.function.Function;
 
 /**
  * The lock types, each described once: its name, the {@link LockInfo.Kind} its data reads as,
@@ -54,25 +56,16 @@ public final class LockTypes {
     }
 
     /** Redisson's {@code RLock} layout, waiting by pub/sub; owner transfer to queued waiters. */
-    public static final Descriptor<DistributedLock> REENTRANT = new Descriptor<>("reentrant",
-            LockInfo.Kind.REENTRANT, LockKeys.LOCK_CHANNEL_PREFIX,
-            (runtime, keys, type) -> new LockEngine(runtime, keys, new ReentrantDriver(runtime, keys, type),
-                    WaitPolicy.PUB_SUB),
-            (runtime, name) -> LockTypes.REENTRANT.create(runtime, name).forceUnlock());
+    public static final Descriptor<DistributedLock> REENTRANT = engine("reentrant", LockInfo.Kind.REENTRANT,
+            ReentrantDriver::new, config -> WaitPolicy.PUB_SUB);
 
     /** The reentrant layout, waiting by backoff instead of pub/sub; its data reads as {@link #REENTRANT}. */
-    public static final Descriptor<DistributedLock> SPIN = new Descriptor<>("spin",
-            LockInfo.Kind.REENTRANT, LockKeys.LOCK_CHANNEL_PREFIX,
-            (runtime, keys, type) -> new LockEngine(runtime, keys, new ReentrantDriver(runtime, keys, type),
-                    WaitPolicy.backoff(runtime.config().spinBackoffInitial(), runtime.config().spinBackoffMax())),
-            (runtime, name) -> LockTypes.SPIN.create(runtime, name).forceUnlock());
+    public static final Descriptor<DistributedLock> SPIN = engine("spin", LockInfo.Kind.REENTRANT,
+            ReentrantDriver::new, config -> WaitPolicy.backoff(config.spinBackoffInitial(), config.spinBackoffMax()));
 
     /** The reentrant layout with a waiter queue ({@code {name}:queue}, {@code {name}:timeouts}). */
-    public static final Descriptor<DistributedLock> FAIR = new Descriptor<>("fair",
-            LockInfo.Kind.FAIR, LockKeys.LOCK_CHANNEL_PREFIX,
-            (runtime, keys, type) -> new LockEngine(runtime, keys, new FairDriver(runtime, keys, type),
-                    WaitPolicy.PUB_SUB),
-            (runtime, name) -> LockTypes.FAIR.create(runtime, name).forceUnlock());
+    public static final Descriptor<DistributedLock> FAIR = engine("fair", LockInfo.Kind.FAIR,
+            FairDriver::new, config -> WaitPolicy.PUB_SUB);
 
     /**
      * The reentrant layout with a fencing token ({@code {name}:token}). Removed as a reentrant
@@ -84,11 +77,8 @@ public final class LockTypes {
             (runtime, name) -> LockTypes.REENTRANT.remover().test(runtime, name));
 
     /** A string key holding the owner's token: not reentrant. */
-    public static final Descriptor<DistributedLock> SIMPLE = new Descriptor<>("simple",
-            LockInfo.Kind.SIMPLE, LockKeys.LOCK_CHANNEL_PREFIX,
-            (runtime, keys, type) -> new LockEngine(runtime, keys, new SimpleDriver(runtime, keys, type),
-                    WaitPolicy.PUB_SUB),
-            (runtime, name) -> LockTypes.SIMPLE.create(runtime, name).forceUnlock());
+    public static final Descriptor<DistributedLock> SIMPLE = engine("simple", LockInfo.Kind.SIMPLE,
+            SimpleDriver::new, config -> WaitPolicy.PUB_SUB);
 
     /** Redisson's {@code RReadWriteLock} layout: a hash with a {@code mode}, one engine per half. */
     public static final Descriptor<DistributedReadWriteLock> READ_WRITE = new Descriptor<>("read-write",
@@ -101,6 +91,21 @@ public final class LockTypes {
                 boolean writer = lock.writeLock().forceUnlock();
                 return readers || writer;
             });
+
+    /** Builds the driver of a type whose lock is one {@link LockEngine}. */
+    @FunctionalInterface
+    private interface DriverFactory {
+        LockDriver create(ClientRuntime runtime, LockKeys keys, String type);
+    }
+
+    /** A type whose lock is one engine over its driver, announcing on the lock channel, removed with its own release. */
+    private static Descriptor<DistributedLock> engine(String name, LockInfo.Kind kind, DriverFactory driver,
+            Function<RelockConfig, WaitPolicy> wait) {
+        Factory<DistributedLock> factory = (runtime, keys, type) ->
+                new LockEngine(runtime, keys, driver.create(runtime, keys, type), wait.apply(runtime.config()));
+        return new Descriptor<>(name, kind, LockKeys.LOCK_CHANNEL_PREFIX, factory, (runtime, lockName) -> factory
+                .create(runtime, LockKeys.of(runtime, lockName, LockKeys.LOCK_CHANNEL_PREFIX), name).forceUnlock());
+    }
 
     /** Every type, in the order in which a kind's first type is looked up. */
     static final List<Descriptor<?>> ALL = List.of(REENTRANT, SPIN, FAIR, FENCED, SIMPLE, READ_WRITE);
