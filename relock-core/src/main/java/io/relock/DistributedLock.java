@@ -1,6 +1,6 @@
 package io.relock;
 
-import io.relock.internal.Args;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -259,7 +259,7 @@ public interface DistributedLock extends Lock {
      *     {@linkplain Throwable#getSuppressed() suppressed} in it
      */
     default void withLock(Runnable action) {
-        Args.notNull(action, "action");
+        Objects.requireNonNull(action, "action must not be null");
         lock();
         runHolding(action);
     }
@@ -279,7 +279,7 @@ public interface DistributedLock extends Lock {
      * @throws RuntimeException what {@code action} threw, as {@link #withLock(Runnable)}
      */
     default <T> T withLock(Supplier<? extends T> action) {
-        Args.notNull(action, "action");
+        Objects.requireNonNull(action, "action must not be null");
         lock();
         return callHolding(action);
     }
@@ -296,7 +296,7 @@ public interface DistributedLock extends Lock {
      * @throws IllegalMonitorStateException if the hold was lost by the time the action returned
      */
     default boolean tryWithLock(Runnable action) {
-        Args.notNull(action, "action");
+        Objects.requireNonNull(action, "action must not be null");
         if (!tryLock()) {
             return false;
         }
@@ -322,8 +322,8 @@ public interface DistributedLock extends Lock {
      * @throws IllegalMonitorStateException if the hold was lost by the time the action returned
      */
     default boolean tryWithLock(long waitTime, TimeUnit unit, Runnable action) throws InterruptedException {
-        Args.notNull(unit, "unit");
-        Args.notNull(action, "action");
+        Objects.requireNonNull(unit, "unit must not be null");
+        Objects.requireNonNull(action, "action must not be null");
         if (!tryLock(waitTime, unit)) {
             return false;
         }
@@ -345,7 +345,7 @@ public interface DistributedLock extends Lock {
      * @throws IllegalMonitorStateException if the hold was lost by the time the action returned
      */
     default <T> Optional<T> tryGetWithLock(Supplier<? extends T> action) {
-        Args.notNull(action, "action");
+        Objects.requireNonNull(action, "action must not be null");
         if (!tryLock()) {
             return Optional.empty();
         }
@@ -369,8 +369,8 @@ public interface DistributedLock extends Lock {
      */
     default <T> Optional<T> tryGetWithLock(long waitTime, TimeUnit unit, Supplier<? extends T> action)
             throws InterruptedException {
-        Args.notNull(unit, "unit");
-        Args.notNull(action, "action");
+        Objects.requireNonNull(unit, "unit must not be null");
+        Objects.requireNonNull(action, "action must not be null");
         if (!tryLock(waitTime, unit)) {
             return Optional.empty();
         }
@@ -427,7 +427,7 @@ public interface DistributedLock extends Lock {
      * @throws RelockException if Redis fails (never null for that)
      */
     default LockHold tryHold(long waitTime, TimeUnit unit) throws InterruptedException {
-        Args.notNull(unit, "unit");
+        Objects.requireNonNull(unit, "unit must not be null");
         return tryLock(waitTime, unit) ? new LockHold(this) : null;
     }
 

@@ -42,28 +42,46 @@ public record LockInfo(String name, Map<String, Long> holders, long remainTimeTo
      */
     public enum Kind {
         /** A hash of holders: {@code getLock}, {@code getSpinLock}, Redisson's {@code RLock}. */
-        REENTRANT,
+        REENTRANT("reentrant"),
         /** A hash of holders with a {@code mode} field: {@code getReadWriteLock}. */
-        READ_WRITE,
+        READ_WRITE("read-write"),
         /**
          * A hash of holders (or nothing) with a waiter queue: {@code getFairLock}. A fair lock
          * that nobody waits for has no queue and reads as {@link #REENTRANT}; with no waiters to
          * wake, removing it as one is the same. Redisson's fair lock keeps its queue outside the
          * key prefix and reads as {@link #REENTRANT}.
          */
-        FAIR,
+        FAIR("fair"),
         /** A hash of holders (or nothing) with a fencing token key: {@code getFencedLock}. */
-        FENCED,
+        FENCED("fenced"),
         /** A string holding the owner's token: {@code getSimpleLock}. */
-        SIMPLE,
+        SIMPLE("simple"),
         /** Nothing under the name: free, and no lock left a trace. */
-        NONE,
+        NONE("none"),
         /**
          * The key holds data that no lock type writes: another Redis type, a hash with a field
          * or count no lock writes (a counter hash), a string that is not a simple lock's token
          * with a lease. No force-unlock removes it.
          */
-        NOT_A_LOCK
+        NOT_A_LOCK("not a lock");
+
+        private final String label;
+
+        Kind(String label) {
+            this.label = label;
+        }
+
+        /**
+         * The kind's name for people, as relock-cli and the Actuator endpoint print it:
+         * {@code reentrant}, {@code read-write}, {@code fair}, {@code fenced}, {@code simple},
+         * {@code none}, or {@code not a lock}. For a lock type it is also the name Relock's
+         * lock-inspecting script reports the type by. Never null; never fails.
+         *
+         * @return the label
+         */
+        public String label() {
+            return label;
+        }
     }
 
     /**

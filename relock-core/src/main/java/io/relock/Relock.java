@@ -2,7 +2,7 @@ package io.relock;
 
 import io.relock.internal.Args;
 import io.relock.internal.ClientRuntime;
-import io.relock.internal.Locks;
+import io.relock.internal.LockTypes;
 import io.relock.internal.MultiRedisLock;
 import io.relock.internal.RedLock;
 import java.util.List;
@@ -76,7 +76,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return Locks.reentrant(runtime, name);
+        return LockTypes.REENTRANT.create(runtime, name);
     }
 
     /**
@@ -98,7 +98,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getFairLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return Locks.fair(runtime, name);
+        return LockTypes.FAIR.create(runtime, name);
     }
 
     /**
@@ -116,7 +116,7 @@ public final class Relock implements AutoCloseable {
     public FencedLock getFencedLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return Locks.fenced(runtime, name);
+        return LockTypes.FENCED.create(runtime, name);
     }
 
     /**
@@ -135,7 +135,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getSimpleLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return Locks.simple(runtime, name);
+        return LockTypes.SIMPLE.create(runtime, name);
     }
 
     /**
@@ -154,7 +154,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getSpinLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return Locks.spin(runtime, name);
+        return LockTypes.SPIN.create(runtime, name);
     }
 
     /**
@@ -172,7 +172,7 @@ public final class Relock implements AutoCloseable {
     public DistributedReadWriteLock getReadWriteLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return Locks.readWrite(runtime, name);
+        return LockTypes.READ_WRITE.create(runtime, name);
     }
 
     /**
@@ -277,20 +277,7 @@ public final class Relock implements AutoCloseable {
      * @throws IllegalStateException if this client is closed
      */
     public boolean forceUnlock(String name) {
-        LockInfo info = getLockInfo(name);
-        return switch (info.kind()) {
-            case NONE, NOT_A_LOCK -> false;
-            case FAIR -> getFairLock(name).forceUnlock();
-            case SIMPLE -> getSimpleLock(name).forceUnlock();
-            case READ_WRITE -> {
-                DistributedReadWriteLock lock = getReadWriteLock(name);
-                // Whichever mode holds it; the other finds nothing of its own.
-                boolean readers = lock.readLock().forceUnlock();
-                boolean writer = lock.writeLock().forceUnlock();
-                yield readers || writer;
-            }
-            case REENTRANT, FENCED -> getLock(name).forceUnlock();
-        };
+        return LockTypes.forceUnlock(runtime, name, getLockInfo(name).kind());
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.relock.cli;
 
 import io.relock.DistributedReadWriteLock;
+import io.relock.LockInfo;
 import io.relock.Relock;
 import java.io.BufferedReader;
 import java.io.Console;
@@ -73,7 +74,7 @@ public final class ForceUnlockCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw new ParameterException(spec.commandLine(), "NAME: " + e.getMessage());
             }
-            if (view.type() == LockType.NOT_A_LOCK) {
+            if (view.type() == LockInfo.Kind.NOT_A_LOCK) {
                 err.println("relock: '" + view.key() + "' is a Redis " + view.redisType()
                         + " that is not a lock; nothing removed");
                 err.flush();
@@ -87,7 +88,7 @@ public final class ForceUnlockCommand implements Callable<Integer> {
             String channel = LockReader.channel(view.key(), view.type());
             out.print(Views.text(view));
             out.println("Force-unlock deletes key '" + view.key() + "' whoever holds it and publishes the unlock "
-                    + "message on " + (view.type() == LockType.FAIR ? "the next waiter's channel" : channel) + ".");
+                    + "message on " + (view.type() == LockInfo.Kind.FAIR ? "the next waiter's channel" : channel) + ".");
             out.flush();
             if (!yes && !confirmed(out)) {
                 out.println("Not confirmed; nothing removed.");
@@ -97,7 +98,7 @@ public final class ForceUnlockCommand implements Callable<Integer> {
             if (!release(session, reader, view)) {
                 // relock-core's release checks the data in the script that deletes: it removed
                 // nothing, because the lock went meanwhile or the key now holds something else.
-                if (reader.inspect(name).type() == LockType.NOT_A_LOCK) {
+                if (reader.inspect(name).type() == LockInfo.Kind.NOT_A_LOCK) {
                     err.println("relock: '" + view.key() + "' no longer holds a lock; nothing removed");
                     err.flush();
                     return Main.NOT_A_LOCK;

@@ -1,5 +1,6 @@
 package io.relock.cli;
 
+import io.relock.LockInfo;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -55,7 +56,7 @@ public final class InspectCommand implements Callable<Integer> {
             PrintWriter out = spec.commandLine().getOut();
             out.print(json ? Json.write(Views.json(view)) + System.lineSeparator() : Views.text(view));
             out.flush();
-            if (view.type() == LockType.NOT_A_LOCK) {
+            if (view.type() == LockInfo.Kind.NOT_A_LOCK) {
                 return Main.NOT_A_LOCK;
             }
             return view.locked() ? Main.OK : Main.FREE;

@@ -2,7 +2,7 @@ package io.relock.cli;
 
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.relock.LockInfo;
-import io.relock.internal.LockKeys;
+import io.relock.RelockKeys;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -56,12 +56,12 @@ final class LockReader {
         String key = key(name);
         LockInfo info = session.relock().getLockInfo(name);
         if (info.kind() == LockInfo.Kind.NOT_A_LOCK) {
-            return new LockView(name, key, LockType.NOT_A_LOCK, null, List.of(), -2, -1, List.of(), null,
+            return new LockView(name, key, LockInfo.Kind.NOT_A_LOCK, null, List.of(), -2, -1, List.of(), null,
                     redis.type(key));
         }
-        LockType type = typeOf(info.kind());
-        if ((type == LockType.REENTRANT || type == LockType.NONE) && hasRedissonQueue(key)) {
-            type = LockType.FAIR;
+        LockInfo.Kind type = info.kind();
+        if ((type == LockInfo.Kind.REENTRANT || type == LockInfo.Kind.NONE) && hasRedissonQueue(key)) {
+            type = LockInfo.Kind.FAIR;
         }
         List<LockView.Holder> holders = new ArrayList<>();
         boolean writer = false;
@@ -76,28 +76,16 @@ final class LockReader {
                     entry.getValue(), info.clientOf(entry.getKey()).orElse(null)));
         }
         holders.sort(Comparator.comparing(LockView.Holder::owner));
-        String mode = type == LockType.READ_WRITE ? writer ? "write" : "read" : null;
-        List<String> queue = type == LockType.FAIR ? queue(key) : List.of();
-        Long token = type == LockType.FENCED ? token(key) : null;
+        String mode = type == LockInfo.Kind.READ_WRITE ? writer ? "write" : "read" : null;
+        List<String> queue = type == LockInfo.Kind.FAIR ? queue(key) : List.of();
+        Long token = type == LockInfo.Kind.FENCED ? token(key) : null;
         return new LockView(name, key, type, mode, holders, holders.isEmpty() ? -2 : info.remainTimeToLive(),
                 withWaiters ? info.waitingClients() : -1, queue, token, info.isLocked() ? redisType(type) : "none");
     }
 
-    private static LockType typeOf(LockInfo.Kind kind) {
-        return switch (kind) {
-            case REENTRANT -> LockType.REENTRANT;
-            case READ_WRITE -> LockType.READ_WRITE;
-            case FAIR -> LockType.FAIR;
-            case FENCED -> LockType.FENCED;
-            case SIMPLE -> LockType.SIMPLE;
-            case NONE -> LockType.NONE;
-            case NOT_A_LOCK -> LockType.NOT_A_LOCK;
-        };
-    }
-
     /** The Redis type a held lock of {@code type} is stored as. */
-    private static String redisType(LockType type) {
-        return type == LockType.SIMPLE ? "string" : "hash";
+    private static String redisType(LockInfo.Kind type) {
+        return type == LockInfo.Kind.SIMPLE ? "string" : "hash";
     }
 
     /** Whether a fair lock in Redisson's layout has waiters: its queue keys lie outside the key prefix. */
@@ -129,24 +117,19 @@ final class LockReader {
         return "redisson_lock__channel:" + hashTagged(key) + ":" + waiter;
     }
 
-    // ---- key naming: relock-core's LockKeys and Redisson's, for the same key ------------------
+    // ---- key naming: relock-core's (RelockKeys) and Redisson's, for the same key --------------
 
     /** The key with a hash tag: itself if it contains a brace, else {@code {<key>}} (Redisson's rule). */
     static String hashTagged(String key) {
         return key.contains("{") ? key : "{" + key + "}";
     }
 
-    /** relock-core's own auxiliary keys, named by core's own rule. */
-    static String ownKey(String key, String suffix) {
-        return LockKeys.ownKey(key, suffix);
-    }
-
     static String queueKey(String key) {
-        return ownKey(key, "queue");
+        return RelockKeys.fairQueueKey(key);
     }
 
     static String tokenKey(String key) {
-        return ownKey(key, "token");
+        return RelockKeys.fencingTokenKey(key);
     }
 
     static String redissonQueueKey(String key) {
@@ -158,7 +141,7 @@ final class LockReader {
     }
 
     /** The unlock channels waiters subscribe to: the lock's, and a read-write lock's. */
-    static String channel(String key, LockType type) {
-        return (type == LockType.READ_WRITE ? "redisson_rwlock:" : "redisson_lock__channel:") + hashTagged(key);
+    static String channel(String key, LockInfo.Kind type) {
+        return (type == LockInfo.Kind.READ_WRITE ? "redisson_rwlock:" : "redisson_lock__channel:") + hashTagged(key);
     }
 }

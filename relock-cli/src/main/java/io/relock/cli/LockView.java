@@ -1,6 +1,7 @@
 package io.relock.cli;
 
 import io.relock.ClientInfo;
+import io.relock.LockInfo;
 import java.util.List;
 
 /**
@@ -17,7 +18,7 @@ import java.util.List;
  * @param fencingToken the last fencing token handed out, or null when the lock is not fenced
  * @param redisType the Redis type of the key ({@code none} when it does not exist)
  */
-record LockView(String name, String key, LockType type, String mode, List<Holder> holders, long leaseMillis,
+record LockView(String name, String key, LockInfo.Kind type, String mode, List<Holder> holders, long leaseMillis,
         long waitingClients, List<String> queue, Long fencingToken, String redisType) {
 
     LockView {

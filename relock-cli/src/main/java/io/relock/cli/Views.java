@@ -1,6 +1,7 @@
 package io.relock.cli;
 
 import io.relock.ClientInfo;
+import io.relock.LockInfo;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,14 +33,14 @@ final class Views {
         if (!view.key().equals(view.name())) {
             out.append(String.format(LABEL, "key", view.key()));
         }
-        if (view.type() == LockType.NOT_A_LOCK) {
+        if (view.type() == LockInfo.Kind.NOT_A_LOCK) {
             out.append(String.format(LABEL, "state", "not a lock: a Redis " + view.redisType()
                     + (view.redisType().equals("hash") || view.redisType().equals("string")
                             ? " that no lock type writes" : "")));
             return out.toString();
         }
         out.append(String.format(LABEL, "state", view.locked() ? "locked" : "free"));
-        if (view.type() != LockType.NONE) {
+        if (view.type() != LockInfo.Kind.NONE) {
             out.append(String.format(LABEL, "type", view.type().label()
                     + (view.mode() == null ? "" : " (mode " + view.mode() + ")")));
         }
@@ -58,7 +59,7 @@ final class Views {
                     + (view.waitingClients() == 1 ? "" : "s") + " subscribed to " + LockReader.channel(view.key(),
                             view.type())));
         }
-        if (view.type() == LockType.FAIR) {
+        if (view.type() == LockInfo.Kind.FAIR) {
             out.append(String.format(LABEL, "queue", view.queue().size() + " waiting"
                     + (view.queue().isEmpty() ? "" : ": " + String.join(", ", view.queue()))));
         }
@@ -79,7 +80,7 @@ final class Views {
         json.put("name", view.name());
         json.put("key", view.key());
         json.put("locked", view.locked());
-        json.put("type", view.type() == LockType.NOT_A_LOCK ? "not-a-lock" : view.type().label());
+        json.put("type", view.type() == LockInfo.Kind.NOT_A_LOCK ? "not-a-lock" : view.type().label());
         json.put("redisType", view.redisType());
         json.put("mode", view.mode());
         List<Object> holders = new ArrayList<>();
@@ -101,7 +102,7 @@ final class Views {
         if (view.waitingClients() >= 0) {
             json.put("waitingClients", view.waitingClients());
         }
-        if (view.type() == LockType.FAIR) {
+        if (view.type() == LockInfo.Kind.FAIR) {
             json.put("queue", view.queue());
         }
         json.put("fencingToken", view.fencingToken());

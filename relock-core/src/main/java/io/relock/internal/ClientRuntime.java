@@ -264,9 +264,8 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         CompletableFuture<List<Object>> snapshot = gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI,
                 new String[] {key, LockKeys.ownKey(key, "queue"), LockKeys.ownKey(key, "timeouts"),
                     LockKeys.ownKey(key, "token")});
-        // Waiters of every lock type that can live under this key: plain locks and read-write locks.
-        CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockKeys.channelName(key),
-                LockKeys.rwChannelName(key));
+        // Waiters of every lock type that can live under this key.
+        CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockTypes.channels(key));
         String operation = "read lock info of '" + name + "'";
         List<Object> reply = Futures.await(snapshot, operation);
         List<?> fields = (List<?>) reply.get(0);
@@ -287,19 +286,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         long waiters = Futures.await(subscribers, operation).values().stream()
                 .mapToLong(Long::longValue).sum();
         return new LockInfo(name, counts, remaining, waiters, Futures.await(clients, operation),
-                kind(String.valueOf(reply.get(2))));
-    }
-
-    private static LockInfo.Kind kind(String type) {
-        return switch (type) {
-            case "reentrant" -> LockInfo.Kind.REENTRANT;
-            case "read-write" -> LockInfo.Kind.READ_WRITE;
-            case "fair" -> LockInfo.Kind.FAIR;
-            case "fenced" -> LockInfo.Kind.FENCED;
-            case "simple" -> LockInfo.Kind.SIMPLE;
-            case "none" -> LockInfo.Kind.NONE;
-            default -> LockInfo.Kind.NOT_A_LOCK;
-        };
+                LockTypes.kindOf(String.valueOf(reply.get(2))));
     }
 
     private static long parse(String count) {

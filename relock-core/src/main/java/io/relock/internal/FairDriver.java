@@ -16,8 +16,8 @@ final class FairDriver extends ReentrantDriver {
     private final String deadlines;
     private final String waiterTimeout;
 
-    FairDriver(ClientRuntime runtime, LockKeys keys) {
-        super(runtime, keys, "fair");
+    FairDriver(ClientRuntime runtime, LockKeys keys, String type) {
+        super(runtime, keys, type);
         this.queue = keys.ownKey("queue");
         this.deadlines = keys.ownKey("timeouts");
         this.waiterTimeout = Long.toString(runtime.config().threadWaitTime().toMillis());

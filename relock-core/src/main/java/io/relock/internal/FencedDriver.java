@@ -9,8 +9,8 @@ final class FencedDriver extends ReentrantDriver {
 
     private final String tokenKey;
 
-    FencedDriver(ClientRuntime runtime, LockKeys keys) {
-        super(runtime, keys, "fenced");
+    FencedDriver(ClientRuntime runtime, LockKeys keys, String type) {
+        super(runtime, keys, type);
         this.tokenKey = keys.ownKey("token");
     }
 

@@ -14,9 +14,8 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
     private final LockEngine engine;
     private final FencedDriver driver;
 
-    FencedRedisLock(ClientRuntime runtime, String name) {
-        LockKeys keys = LockKeys.of(runtime, name, LockKeys.LOCK_CHANNEL_PREFIX);
-        this.driver = new FencedDriver(runtime, keys);
+    FencedRedisLock(ClientRuntime runtime, LockKeys keys, FencedDriver driver) {
+        this.driver = driver;
         this.engine = new LockEngine(runtime, keys, driver, WaitPolicy.PUB_SUB);
     }
 

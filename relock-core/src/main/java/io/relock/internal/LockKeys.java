@@ -3,7 +3,7 @@ package io.relock.internal;
 /**
  * The names one lock uses on Redis: its key (the name after the key prefix), its unlock channel,
  * and the keys of its layout, all in the key's Cluster slot. Naming lives here only, so every
- * lock type, the watchdog, the inspector and relock-cli name alike.
+ * lock type, the watchdog, the inspector and {@link io.relock.RelockKeys} name alike.
  *
  * @param name the lock's name as the caller gave it
  * @param key the Redis key
@@ -30,16 +30,6 @@ public record LockKeys(String name, String key, String channel) {
                     + name.replace("{", "").replace("}", "") + "}' or no braces at all");
         }
         return new LockKeys(name, key, channel);
-    }
-
-    /** The unlock channel of a lock key, as Redisson names it. */
-    static String channelName(String key) {
-        return LOCK_CHANNEL_PREFIX + ":" + hashTagged(key);
-    }
-
-    /** The unlock channel of a read-write lock key, as Redisson names it. */
-    static String rwChannelName(String key) {
-        return RW_CHANNEL_PREFIX + ":" + hashTagged(key);
     }
 
     /**
@@ -76,8 +66,8 @@ public record LockKeys(String name, String key, String channel) {
     /**
      * {@code {<key>}:<suffix>} for a key without a hash tag, and {@code <key>::<suffix>} for one
      * with a tag: the two forms end differently, so lock {@code x} and lock {@code {x}} get
-     * different keys. Also how relock-cli finds these keys, and how {@code lock_rule.lua} names
-     * the note a force-release leaves ({@code relock:forced}).
+     * different keys. Also how {@link io.relock.RelockKeys} names these keys for tools, and how
+     * {@code lock_rule.lua} names the note a force-release leaves ({@code relock:forced}).
      */
     public static String ownKey(String key, String suffix) {
         return hasHashTag(key) ? key + "::" + suffix : "{" + key + "}:" + suffix;

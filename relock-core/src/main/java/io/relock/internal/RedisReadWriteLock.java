@@ -15,9 +15,8 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
     private final LockEngine writeLock;
     private final String name;
 
-    RedisReadWriteLock(ClientRuntime runtime, String name) {
-        LockKeys keys = LockKeys.of(runtime, name, LockKeys.RW_CHANNEL_PREFIX);
-        this.name = name;
+    RedisReadWriteLock(ClientRuntime runtime, LockKeys keys) {
+        this.name = keys.name();
         this.readLock = new LockEngine(runtime, keys, new ReadDriver(runtime, keys), WaitPolicy.PUB_SUB);
         this.writeLock = new LockEngine(runtime, keys, new WriteDriver(runtime, keys), WaitPolicy.PUB_SUB);
     }

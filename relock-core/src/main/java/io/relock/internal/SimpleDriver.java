@@ -12,13 +12,16 @@ final class SimpleDriver extends KeyDriver {
 
     private static final long ALREADY_HELD = -3;
 
-    SimpleDriver(ClientRuntime runtime, LockKeys keys) {
+    private final String type;
+
+    SimpleDriver(ClientRuntime runtime, LockKeys keys, String type) {
         super(runtime, keys);
+        this.type = type;
     }
 
     @Override
     public String type() {
-        return "simple";
+        return type;
     }
 
     @Override

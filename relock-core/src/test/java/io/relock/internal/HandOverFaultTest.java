@@ -65,7 +65,7 @@ class HandOverFaultTest {
     }
 
     private static LockEngine lock(ClientRuntime runtime, String name) {
-        return (LockEngine) Locks.reentrant(runtime, name);
+        return (LockEngine) LockTypes.REENTRANT.create(runtime, name);
     }
 
     private Map<String, Long> holders(String name) {

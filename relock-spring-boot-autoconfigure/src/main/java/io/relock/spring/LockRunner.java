@@ -189,14 +189,6 @@ final class LockRunner {
     }
 
     private DistributedLock lockOf(WithLock.Type type, String name) {
-        return switch (type) {
-            case REENTRANT -> relock.getLock(name);
-            case FAIR -> relock.getFairLock(name);
-            case READ -> relock.getReadWriteLock(name).readLock();
-            case WRITE -> relock.getReadWriteLock(name).writeLock();
-            case FENCED -> relock.getFencedLock(name);
-            case SPIN -> relock.getSpinLock(name);
-            case SIMPLE -> relock.getSimpleLock(name);
-        };
+        return type.lock(relock, name);
     }
 }

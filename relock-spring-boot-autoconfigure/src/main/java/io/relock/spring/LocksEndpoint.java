@@ -166,13 +166,10 @@ public class LocksEndpoint {
             return mine.get(0).type();
         }
         return switch (info.kind()) {
-            case REENTRANT -> "reentrant";
-            case FAIR -> "fair";
-            case FENCED -> "fenced";
-            case SIMPLE -> "simple";
             case READ_WRITE -> info.holders().keySet().stream().anyMatch(holder -> holder.endsWith(":write"))
                     ? "write" : "read";
             case NONE, NOT_A_LOCK -> null;
+            default -> info.kind().label();
         };
     }
 

@@ -5,8 +5,12 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
+import java.util.function.BiFunction;
 
 import org.springframework.core.annotation.AliasFor;
+
+import io.relock.DistributedLock;
+import io.relock.Relock;
 
 /**
  * Runs the annotated method while this client holds a distributed lock.
@@ -129,19 +133,30 @@ public @interface WithLock {
     /** The kinds of lock {@code @WithLock} can take; each maps to one {@code io.relock.Relock} factory. */
     enum Type {
         /** {@code Relock.getLock}: reentrant, waiting by pub/sub. */
-        REENTRANT,
+        REENTRANT(Relock::getLock),
         /** {@code Relock.getFairLock}: first come, first served. */
-        FAIR,
+        FAIR(Relock::getFairLock),
         /** The read lock of {@code Relock.getReadWriteLock}: shared with other readers. */
-        READ,
+        READ((relock, name) -> relock.getReadWriteLock(name).readLock()),
         /** The write lock of {@code Relock.getReadWriteLock}: exclusive. */
-        WRITE,
+        WRITE((relock, name) -> relock.getReadWriteLock(name).writeLock()),
         /** {@code Relock.getFencedLock}: a token for every new holder, see {@link RelockLocks}. */
-        FENCED,
+        FENCED(Relock::getFencedLock),
         /** {@code Relock.getSpinLock}: waits by backoff instead of pub/sub. */
-        SPIN,
+        SPIN(Relock::getSpinLock),
         /** {@code Relock.getSimpleLock}: not reentrant. */
-        SIMPLE
+        SIMPLE(Relock::getSimpleLock);
+
+        private final BiFunction<Relock, String, DistributedLock> factory;
+
+        Type(BiFunction<Relock, String, DistributedLock> factory) {
+            this.factory = factory;
+        }
+
+        /** The lock of this type named {@code name}, from {@code relock}'s factory. */
+        DistributedLock lock(Relock relock, String name) {
+            return factory.apply(relock, name);
+        }
     }
 
     /** What happens when the lock is not acquired in time. */
