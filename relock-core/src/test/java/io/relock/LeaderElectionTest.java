@@ -10,8 +10,6 @@ import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -142,6 +140,11 @@ class LeaderElectionTest {
         assertThat(third.isLeader()).isTrue();
     }
 
+    /**
+     * History checked: the child is elected in term t; after SIGKILL exactly one of the two
+     * candidates here is elected, within the lease (plus 500 ms of scheduling slack), in a term
+     * above t.
+     */
     @Test
     void aKilledLeaderIsReplacedWithinTheLease() throws Exception {
         try (ChildJvm child = ChildJvm.start(LeaderMain.class, server.uri(), "killed", Long.toString(LEASE))) {
@@ -158,6 +161,7 @@ class LeaderElectionTest {
                     + LEASE + " ms)");
             assertThat(millis).isLessThanOrEqualTo(LEASE + 500);
             assertThat(next.term()).isGreaterThan(childTerm);
+            assertThat(recorder.elected).hasSize(1);
         }
     }
 
