@@ -84,7 +84,7 @@ public interface LeaderElection extends AutoCloseable {
     Optional<Leadership> currentLeadership();
 
     /**
-     * Who leads now, read from Redis (two round trips): the holder of the election's lock, its
+     * Who leads now, read from Redis (a few round trips): the holder of the election's lock, its
      * term and where its client runs. Works whether or not this election was started.
      *
      * @return the leader, or empty if nobody leads

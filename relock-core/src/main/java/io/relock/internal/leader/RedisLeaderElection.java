@@ -10,9 +10,7 @@ import io.relock.LeadershipListener;
 import io.relock.LockInfo;
 import io.relock.LockListener;
 import io.relock.LockLostEvent;
-import io.relock.LockObserver;
 import io.relock.Relock;
-import io.relock.WatchdogTickEvent;
 import io.relock.internal.ClientRuntime;
 import java.time.Instant;
 import java.util.Objects;
@@ -27,7 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A {@link LeaderElection} on the fenced lock of its name. Candidates run one async acquire at a
  * time under a fresh owner id, so a late event of an old term can never be taken for the current
- * one; every state change and every listener call runs on one {@link SerialExecutor}.
+ * one. State changes under this object's monitor; every campaign step and every listener call
+ * runs on one {@link SerialExecutor}, so listeners hear of terms in order.
  */
 public final class RedisLeaderElection implements LeaderElection {
 
@@ -44,15 +43,6 @@ public final class RedisLeaderElection implements LeaderElection {
     private final long candidateWaitMillis;
     private final long closeWaitMillis;
     private final LockListener lossListener = this::lost;
-    private final LockObserver tickObserver = new LockObserver() {
-        @Override
-        public void onWatchdogTick(WatchdogTickEvent event) {
-            // The timer thread: only hand over, the check itself reads the client's records.
-            if (current != null) {
-                serial.execute(RedisLeaderElection.this::checkLease);
-            }
-        }
-    };
 
     private LeadershipListener listener; // guarded by this
     private boolean started; // guarded by this
@@ -105,7 +95,6 @@ public final class RedisLeaderElection implements LeaderElection {
             started = true;
         }
         relock.addLockListener(lossListener);
-        relock.addObserver(tickObserver);
         serial.execute(this::campaign);
     }
 
@@ -157,7 +146,6 @@ public final class RedisLeaderElection implements LeaderElection {
         }
         if (wasStarted) {
             relock.removeLockListener(lossListener);
-            relock.removeObserver(tickObserver);
         }
         if (term == null) {
             return;
@@ -293,13 +281,6 @@ public final class RedisLeaderElection implements LeaderElection {
         if (term != null && term.owner == event.ownerThreadId() && name.equals(event.lockName())) {
             term.over = true;
             serial.execute(() -> revoke(term, "its lock was lost"));
-        }
-    }
-
-    private void checkLease() {
-        Term term = current;
-        if (term != null) {
-            valid(term);
         }
     }
 
