@@ -5,6 +5,7 @@ import io.relock.internal.ClientRuntime;
 import io.relock.internal.LockTypes;
 import io.relock.internal.MultiRedisLock;
 import io.relock.internal.RedLock;
+import io.relock.internal.leader.RedisLeaderElection;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -215,6 +216,27 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getRedLock(DistributedLock... locks) {
         runtime.checkOpen();
         return new RedLock(runtime, locks);
+    }
+
+    /**
+     * A leader election among the clients that run for {@code name}: see {@link LeaderElection}.
+     * It is the {@link #getFencedLock(String) fenced lock} of that name, held by the leader; its
+     * fencing token is the leader's term. Cheap: nothing happens on Redis until
+     * {@link LeaderElection#start(LeadershipListener)} or {@link LeaderElection#leader()}. Each
+     * call returns a new, unstarted election; one client may run several for one name, and they
+     * compete as separate candidates.
+     *
+     * @param name the election's name (the lock's name)
+     * @return an election, not started
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
+     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalStateException if this client is closed
+     */
+    public LeaderElection getLeaderElection(String name) {
+        Args.lockName(name);
+        runtime.checkOpen();
+        return new RedisLeaderElection(this, runtime, name);
     }
 
     /**
