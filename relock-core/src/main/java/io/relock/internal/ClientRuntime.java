@@ -167,6 +167,11 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         return resources.eventExecutorGroup();
     }
 
+    /** The client's worker threads (Lettuce's event executors), which also schedule. */
+    public java.util.concurrent.ScheduledExecutorService workers() {
+        return resources.eventExecutorGroup();
+    }
+
     /** The Redis key of a lock. */
     public String key(String name) {
         return config.keyPrefix() + name;

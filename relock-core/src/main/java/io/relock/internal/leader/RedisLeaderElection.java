@@ -69,7 +69,7 @@ public final class RedisLeaderElection implements LeaderElection {
         this.runtime = runtime;
         this.name = name;
         this.lock = relock.getFencedLock(name);
-        this.workers = ClientThreads.workers(runtime);
+        this.workers = runtime.workers();
         this.serial = new SerialExecutor(workers);
         this.candidateWaitMillis = runtime.config().watchdogTimeout().toMillis();
         this.closeWaitMillis = runtime.config().commandTimeout().toMillis() + 500;
