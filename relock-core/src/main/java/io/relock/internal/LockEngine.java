@@ -259,10 +259,10 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      */
     private void settleAfterInterrupt(Acquisition acquisition, InterruptedException interrupt) {
         long bound = 3 * runtime.config().commandTimeout().toMillis() + 1000;
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
+        long deadline = runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
         while (true) {
             try {
-                if (acquisition.result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                if (acquisition.result.get(Math.max(0, deadline - runtime.nanoTime()), TimeUnit.NANOSECONDS)
                         .acquired()) {
                     release(acquisition.owner).get(bound, TimeUnit.MILLISECONDS);
                 }
