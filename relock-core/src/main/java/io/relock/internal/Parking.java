@@ -30,7 +30,7 @@ final class Parking {
     static final int KEPT_MESSAGES = 64;
 
     private final Timer timer;
-    private final ArrayDeque<UnlockChannels.Waiter> parked = new ArrayDeque<>();
+    private final ArrayDeque<Waiter> parked = new ArrayDeque<>();
     /** Numbers of unlock messages that woke nobody, oldest first; guarded by this. */
     private final ArrayDeque<Long> unclaimed = new ArrayDeque<>();
     private long messages; // guarded by this
@@ -50,13 +50,13 @@ final class Parking {
      * waiter may take (any read-unlock, or an unlock nobody else took), else at the next message
      * that picks this waiter or after {@code timeoutMillis}, whichever is first.
      */
-    UnlockChannels.Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
+    Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
         return park(null, wakeUp, timeoutMillis, seen);
     }
 
     /** {@link #park(Runnable, long, long)} for {@code acquisition}, which {@link #take} may then take over. */
-    UnlockChannels.Waiter park(Acquisition acquisition, Runnable wakeUp, long timeoutMillis, long seen) {
-        UnlockChannels.Waiter waiter = new UnlockChannels.Waiter(this, acquisition, wakeUp);
+    Waiter park(Acquisition acquisition, Runnable wakeUp, long timeoutMillis, long seen) {
+        Waiter waiter = new Waiter(this, acquisition, wakeUp);
         boolean runNow;
         synchronized (this) {
             runNow = lastWakeAll > seen || claim(seen);
@@ -91,7 +91,7 @@ final class Parking {
      * wakes nobody is kept for a waiter in flight. Returns how many were woken.
      */
     int signal(boolean all) {
-        List<UnlockChannels.Waiter> woken = new ArrayList<>();
+        List<Waiter> woken = new ArrayList<>();
         synchronized (this) {
             messages++;
             if (all) {
@@ -110,7 +110,7 @@ final class Parking {
                 }
             }
         }
-        woken.forEach(UnlockChannels.Waiter::fire);
+        woken.forEach(Waiter::fire);
         return woken.size();
     }
 
@@ -121,11 +121,11 @@ final class Parking {
      * must not lose its turn for it. Null if none.
      */
     Acquisition take(Predicate<Acquisition> eligible) {
-        UnlockChannels.Waiter taken;
+        Waiter taken;
         synchronized (this) {
             do {
                 taken = null;
-                for (UnlockChannels.Waiter waiter : parked) {
+                for (Waiter waiter : parked) {
                     if (waiter.acquisition != null && !waiter.woken() && eligible.test(waiter.acquisition)
                             && (taken == null || waiter.acquisition.startedNanos() - taken.acquisition.startedNanos() < 0)) {
                         taken = waiter;
@@ -144,7 +144,7 @@ final class Parking {
         return taken.acquisition;
     }
 
-    synchronized void remove(UnlockChannels.Waiter waiter) {
+    synchronized void remove(Waiter waiter) {
         parked.remove(waiter);
     }
 
