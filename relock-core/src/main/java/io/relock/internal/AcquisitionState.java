@@ -180,7 +180,6 @@ abstract sealed class AcquisitionState permits Acquisition {
         return runtime.watchdog().acquired(lock, owner, field, leaseMillis, count, ownerThreadName, sentNanos, pending);
     }
 
-
     // ---- grants and claims (see Turn) -------------------------------------------------------
 
     /** A grant published {@code granted}, a ticket of this waiter: the parked waiter claims it now. */

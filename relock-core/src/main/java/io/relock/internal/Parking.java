@@ -9,8 +9,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
- * The waiters parked on one unlock channel. An unlock message wakes the longest parked waiter;
- * a read-unlock, or a reconnect, wakes all of them. Every wake-up is only a hint to try again.
+ * The waiters of this client parked on one unlock channel, for its {@link Turn}. An unlock
+ * message wakes the longest parked waiter; a read-unlock, or a reconnect, wakes all of them.
+ * Every wake-up is only a hint to try again.
  *
  * <p>A waiter notes the message count before its attempt and passes it to {@link #park}, so a
  * release announced between its failed attempt and its park is not slept through:
@@ -32,7 +33,7 @@ final class Parking {
     private final Timer timer;
     private final ArrayDeque<Waiter> parked = new ArrayDeque<>();
     /** Numbers of unlock messages that woke nobody, oldest first; guarded by this. */
-    private final ArrayDeque<Long> unclaimed = new ArrayDeque<>();
+    private final ArrayDeque<Long> unheard = new ArrayDeque<>();
     private long messages; // guarded by this
     private long lastWakeAll; // guarded by this
 
@@ -59,7 +60,7 @@ final class Parking {
         Waiter waiter = new Waiter(this, acquisition, wakeUp);
         boolean runNow;
         synchronized (this) {
-            runNow = lastWakeAll > seen || claim(seen);
+            runNow = lastWakeAll > seen || takeKept(seen);
             if (!runNow) {
                 parked.addLast(waiter);
             }
@@ -75,8 +76,8 @@ final class Parking {
     }
 
     /** Takes the oldest kept unlock message that came after {@code seen}; guarded by this. */
-    private boolean claim(long seen) {
-        Iterator<Long> kept = unclaimed.iterator();
+    private boolean takeKept(long seen) {
+        Iterator<Long> kept = unheard.iterator();
         while (kept.hasNext()) {
             if (kept.next() > seen) {
                 kept.remove();
@@ -96,17 +97,17 @@ final class Parking {
             messages++;
             if (all) {
                 lastWakeAll = messages;
-                unclaimed.clear();
+                unheard.clear();
                 woken.addAll(parked);
                 parked.clear();
             } else if (!parked.isEmpty()) {
                 woken.add(parked.pollFirst());
             } else {
-                unclaimed.addLast(messages);
+                unheard.addLast(messages);
                 // The newest are kept: the last release before a park is the one that matters,
                 // and it is newer than anything the parking waiter saw.
-                if (unclaimed.size() > KEPT_MESSAGES) {
-                    unclaimed.pollFirst();
+                if (unheard.size() > KEPT_MESSAGES) {
+                    unheard.pollFirst();
                 }
             }
         }
@@ -132,7 +133,7 @@ final class Parking {
                     }
                 }
                 // One woken since the look (a message, its timeout) is on its way out: look again without it.
-            } while (taken != null && !taken.claim());
+            } while (taken != null && !taken.reserve());
             if (taken != null) {
                 parked.remove(taken);
             }

@@ -55,7 +55,7 @@ public final class Waiter {
         wakeUp.run();
     }
 
-    /** Whether it woke, or was taken (see {@link #claim()}). */
+    /** Whether it woke, or was taken (see {@link #reserve()}). */
     boolean woken() {
         return fired.get();
     }
@@ -64,16 +64,16 @@ public final class Waiter {
      * Takes the waiter instead of waking it: true if it had not woken yet, and then it never
      * will; whoever took it drives its acquisition. The caller removes it from its parking.
      */
-    boolean claim() {
+    boolean reserve() {
         return fired.compareAndSet(false, true);
     }
 
     /**
-     * Takes the waiter out of its parking instead of waking it (see {@link #claim()}): true
+     * Takes the waiter out of its parking instead of waking it (see {@link #reserve()}): true
      * if it had not woken yet.
      */
     boolean take() {
-        if (!claim()) {
+        if (!reserve()) {
             return false;
         }
         if (parking != null) {
