@@ -50,9 +50,9 @@ final class FairDriver extends ReentrantDriver {
                 "0");
     }
 
-    /** Waiters wait in the fair queue, each woken on its own channel. */
+    /** Waiters wait in the fair queue, each woken on its own channel: they take no turns (see {@link Turn}). */
     @Override
-    public boolean handsOff() {
+    public boolean takesTurns() {
         return false;
     }
 

@@ -25,9 +25,9 @@ final class FencedDriver extends ReentrantDriver {
                 });
     }
 
-    /** Every new holder must take a token in its acquire, so a hold is never handed over. */
+    /** Every new holder must take a token in its acquire, so its waiters take no turns: no grant, no hand-over. */
     @Override
-    public boolean handsOff() {
+    public boolean takesTurns() {
         return false;
     }
 

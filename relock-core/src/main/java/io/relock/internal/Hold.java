@@ -1,5 +1,6 @@
 package io.relock.internal;
 
+import io.relock.ReleaseEvent;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,7 +28,7 @@ final class Hold {
     final AtomicInteger releasing = new AtomicInteger();
 
     /**
-     * When the lease last started: when the acquire (or the transfer that made this hold) was
+     * When the lease last started: when the acquire (or the hand-over that made this hold) was
      * sent, the last renewal was sent, or the loss. The lease on Redis started no earlier.
      */
     volatile long renewedAtNanos;
@@ -62,6 +63,15 @@ final class Hold {
     boolean writePending() {
         CompletableFuture<?> write = pending;
         return write != null && !write.isDone();
+    }
+
+    /** Tells {@code client}'s observers that this hold ended, as {@code outcome} says. */
+    void released(LockClient client, ReleaseEvent.Outcome outcome) {
+        Observers observers = client.observers();
+        if (observers.any()) {
+            observers.released(new ReleaseEvent(lock.getName(), lock.type(), owner,
+                    client.nanoTime() - acquiredAtNanos, outcome));
+        }
     }
 
     /** How much of the lease is surely left at {@code nowNanos}, by this client's clock. */

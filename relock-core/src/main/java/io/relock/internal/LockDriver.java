@@ -36,10 +36,10 @@ interface LockDriver {
      * One acquire or release call of {@code field}: the lease to set, the owner's hold count
      * before the call (so that a script run twice can tell the second run from a new call), how
      * long to retry through connection trouble, whether the call may repeat one that took
-     * effect already, and for an acquire the waiter's hand-off tickets: {@code ticket} to queue
-     * with if the lock is busy (0: the attempt does not queue), {@code queuedTicket} the one it
-     * queued with before (0: none), whose entry goes and whose hand-off the call claims. Types
-     * without owner transfer ignore both. {@code sole} when no other acquire of this owner can
+     * effect already, and for an acquire the waiter's tickets (see {@link Turn}): {@code ticket}
+     * to queue with if the lock is busy (0: the attempt does not queue), {@code queuedTicket} the
+     * one it queued with before (0: none), which leaves the queue and whose grant the call claims.
+     * Types whose waiters take no turns ignore both. {@code sole} when no other acquire of this owner can
      * be under way (a thread blocked in the synchronous API): a hold of the owner that Redis has
      * while {@code holdsBefore} is 0 is then one its client forgot (a release a failover lost),
      * and the acquire takes it as a new hold instead of counting a re-entry on top of it.
@@ -114,32 +114,33 @@ interface LockDriver {
     }
 
     /**
-     * Whether a release may hand this type's lock to a waiter (owner transfer): to a queued
-     * waiter of another client, whose subscribed attempts carry a ticket and whom a message
-     * carrying that ticket tells, or to a waiting owner of the same client ({@link #transfer}).
+     * Whether this type's waiters take turns (see {@link Turn}): subscribed attempts queue a
+     * ticket, a release grants the lock to the first live ticket of another client, or hands it
+     * over to a waiting owner of the same client ({@link #handOver}).
      */
-    default boolean handsOff() {
+    default boolean takesTurns() {
         return false;
     }
 
     /**
      * Called when an owner stops waiting without the lock, e.g. to leave a waiter queue;
-     * {@code ticket} is the hand-off ticket its last attempt queued with, 0 if it did not queue.
+     * {@code ticket} is the ticket its last attempt queued with, 0 if it did not queue; a grant
+     * to it is passed on.
      */
     default CompletableFuture<?> abandon(String field, long ticket) {
         return CompletableFuture.completedFuture(null);
     }
 
     /**
-     * Hands the last hold of {@code from} to {@code to}, an owner of the same client that waits
+     * A hand-over: the last hold of {@code from} goes to {@code to}, an owner of the same client that waits
      * for the lock, without the lock being free in between: {@code to} gets one hold with
      * {@code leaseMillis}, and its queue entry (of {@code toTicket}, 0 if none) goes. Completes
      * with how many waiters are queued on Redis, plus with {@code countOthers} how many clients
      * other than Relock's listen for the lock (Redisson's waiters, which never queue), or -1
      * when {@code from} did not hold exactly one hold (nothing changed). Only for types whose
-     * {@link #handsOff()} is true.
+     * {@link #takesTurns()} is true.
      */
-    default CompletableFuture<Long> transfer(String from, String to, long leaseMillis, long toTicket,
+    default CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
             boolean countOthers, RedisGateway.Budget budget) {
         throw new UnsupportedOperationException(type() + " locks are not handed over between owners");
     }

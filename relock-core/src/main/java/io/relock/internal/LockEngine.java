@@ -3,7 +3,6 @@ package io.relock.internal;
 import io.relock.DistributedLock;
 import io.relock.ForceUnlockEvent;
 import io.relock.ReleaseEvent;
-import io.relock.RelockException;
 import io.relock.internal.LockDriver.Attempt;
 import io.relock.internal.LockDriver.Request;
 import java.util.concurrent.CompletableFuture;
@@ -19,8 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The one lock engine: argument checks, the wait loop (attempt, then wait as the
  * {@link WaitPolicy} says, attempt again), interrupt and timeout handling, undoing acquires
- * whose reply was lost, replica sync, release bookkeeping, the watchdog hand-off and the
- * observer events. A lock type is a {@link LockDriver} (its scripts) and a wait policy; the
+ * whose reply was lost, replica sync, release bookkeeping, the watchdog's records and the
+ * observer events; who gets the lock next within this client is its {@link Turn}'s. A lock type is a {@link LockDriver} (its scripts) and a wait policy; the
  * engine is the same for all of them.
  *
  * <p>Follow {@code lock()}: {@link #start} makes an {@link Acquisition}, which calls
@@ -33,19 +32,6 @@ import org.slf4j.LoggerFactory;
 public final class LockEngine extends AcquirableLock implements DistributedLock, EngineBacked {
 
     private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
-
-    /**
-     * A last release hands its hold to a waiter of this client without waiting for Redis only
-     * while at least this much of its lease is surely left: the transfer then reaches Redis
-     * before the lock could expire under the receiver.
-     */
-    static final long HAND_OVER_LEASE_MARGIN_MILLIS = 1000;
-
-    /**
-     * At most this many hand-overs between owners of one client in a row while waiters of other
-     * clients are queued; then the lock goes through Redis to the next of them.
-     */
-    public static final int MAX_HAND_OVERS_IN_A_ROW = 16;
 
     final ClientRuntime runtime;
     private final LockKeys keys;
@@ -75,11 +61,6 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
     @Override
     public String key() {
         return keys.key();
-    }
-
-    /** The channel that unlock messages of this lock are published on. */
-    String channel() {
-        return keys.channel();
     }
 
     /** This lock type's name, as {@link io.relock.HeldLock#type()} and the observer events give it. */
@@ -259,10 +240,10 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      */
     private void settleAfterInterrupt(Acquisition acquisition, InterruptedException interrupt) {
         long bound = 3 * runtime.config().commandTimeout().toMillis() + 1000;
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
+        long deadline = runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
         while (true) {
             try {
-                if (acquisition.result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                if (acquisition.result.get(Math.max(0, deadline - runtime.nanoTime()), TimeUnit.NANOSECONDS)
                         .acquired()) {
                     release(acquisition.owner).get(bound, TimeUnit.MILLISECONDS);
                 }
@@ -327,8 +308,8 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     /**
      * Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none.
-     * The last hold goes to a parked waiter of this client if there is one (see {@link #handOver}),
-     * else through Redis: to a queued waiter of another client, or to nobody.
+     * The last hold is handed over to a parked waiter of this client if its {@link Turn} has one,
+     * else goes through Redis: granted to another client's ticket, or free.
      */
     CompletableFuture<Void> release(long owner) {
         runtime.checkOpen();
@@ -338,10 +319,11 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
             return hold.pending.thenCompose(ignored -> release(owner));
         }
         if (hold != null && hold.count == 1 && !hold.lost) {
-            UnlockChannels.Channel channel = runtime.channels().existing(channel());
-            Acquisition receiver = channel != null ? receiverOf(hold, channel) : null;
-            if (receiver != null) {
-                return handOver(hold, receiver, channel);
+            Turn turn = runtime.channels().existing(keys.channel());
+            CompletableFuture<Void> handedOver = turn == null ? null
+                    : turn.handOver(this, hold, runtime.gateway().replicaSync(), runtime.gateway().budget());
+            if (handedOver != null) {
+                return handedOver;
             }
         }
         String field = fieldOf(owner);
@@ -373,14 +355,14 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
                 throw Exceptions.notHeld(getName(), field);
             }
             runtime.watchdog().forget(hold);
-            released(hold, ReleaseEvent.Outcome.LOST);
+            hold.released(runtime, ReleaseEvent.Outcome.LOST);
             releasedThroughRedis();
             throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
         }
         if (outcome == 1) {
             if (hold != null) {
                 runtime.watchdog().forget(hold);
-                released(hold, ReleaseEvent.Outcome.RELEASED);
+                hold.released(runtime, ReleaseEvent.Outcome.RELEASED);
             }
             releasedThroughRedis();
         } else if (hold != null) {
@@ -399,84 +381,10 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * waiters of this client parked behind it must not wait for a hand-over that will not come.
      */
     private void releasedThroughRedis() {
-        UnlockChannels.Channel channel = runtime.channels().existing(channel());
-        if (channel != null) {
-            channel.releasedThroughRedis();
+        Turn turn = runtime.channels().existing(keys.channel());
+        if (turn != null) {
+            turn.releasedThroughRedis();
         }
-    }
-
-    /**
-     * A parked waiter of this client to hand the last hold of {@code hold} to, taken so that it
-     * wakes no more, or null: when the type does not hand off, when replicas must confirm every
-     * acquire (the waiter's would not be), when the lease left is too short for the transfer to
-     * surely arrive in time ({@link #HAND_OVER_LEASE_MARGIN_MILLIS}), or when there is none.
-     */
-    private Acquisition receiverOf(Hold hold, UnlockChannels.Channel channel) {
-        if (!driver.handsOff() || runtime.gateway().replicaSync()
-                || hold.leaseLeftMillis(runtime.nanoTime()) < HAND_OVER_LEASE_MARGIN_MILLIS) {
-            return null;
-        }
-        while (true) {
-            Acquisition receiver = channel.takeForHandOver(waiter -> waiter.mayTakeHandOver(keys.key()),
-                    MAX_HAND_OVERS_IN_A_ROW);
-            if (receiver == null || receiver.claimForHandOver()) {
-                return receiver;
-            }
-            // It ended meanwhile (its client is closing); its own end cleans up.
-        }
-    }
-
-    /**
-     * Hands the last hold of {@code hold} to {@code receiver}, a waiter of this client, in one
-     * script call ({@link LockDriver#transfer}): the lock is never free in between, and the
-     * receiver's {@code lock()} returns as the call is sent, since this client already holds the
-     * lock and nothing is left to wait for. The release completes with the reply, as any does. A
-     * transfer that finds this hold gone makes the receiver's hold lost too; one whose outcome
-     * stays unknown fails this release and undoes the receiver's hold if it took effect.
-     */
-    private CompletableFuture<Void> handOver(Hold hold, Acquisition receiver, UnlockChannels.Channel channel) {
-        hold.releasing.incrementAndGet();
-        long sentNanos = runtime.nanoTime();
-        CompletableFuture<Long> transfer;
-        try {
-            transfer = driver.transfer(hold.field, receiver.field(), receiver.leaseOnRedis(), receiver.queuedTicket(),
-                    channel.endsStreak(MAX_HAND_OVERS_IN_A_ROW), runtime.gateway().budget());
-        } catch (RuntimeException e) {
-            transfer = CompletableFuture.failedFuture(e);
-        }
-        // What the receiver's next calls wait for: the transfer, and the loss and undo it may bring.
-        CompletableFuture<Void> settled = new CompletableFuture<>();
-        Hold received = receiver.handedOver(sentNanos, settled);
-        return transfer.handle((queued, error) -> {
-            boolean undoing = false;
-            try {
-                if (error == null && queued >= 0) {
-                    channel.handedOver(receiver, queued);
-                    runtime.watchdog().forget(hold);
-                    released(hold, ReleaseEvent.Outcome.RELEASED);
-                    return null;
-                }
-                if (error == null) {
-                    runtime.watchdog().lost(received, new RelockException("lock '" + getName()
-                            + "' was handed over by " + hold.field + ", which no longer held it"));
-                    runtime.watchdog().forget(hold);
-                    released(hold, ReleaseEvent.Outcome.LOST);
-                    throw Exceptions.holdLost(getName(), hold.field, hold.leaseMillis, hold.watchdog, hold.lossCause);
-                }
-                RuntimeException failure = Exceptions.translate(describe("unlock"), error);
-                runtime.watchdog().lost(received, failure);
-                if (Exceptions.outcomeUnknown(error)) {
-                    undoing = true;
-                    rollback(receiver.owner, 0, failure).whenComplete((undone, undoError) -> settled.complete(null));
-                }
-                throw failure;
-            } finally {
-                hold.releasing.decrementAndGet();
-                if (!undoing) {
-                    settled.complete(null);
-                }
-            }
-        });
     }
 
     /**
@@ -512,14 +420,6 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
                     }
                     return CompletableFuture.completedFuture(outcome);
                 }).thenCompose(Function.identity()));
-    }
-
-    private void released(Hold hold, ReleaseEvent.Outcome outcome) {
-        Observers observers = runtime.observers();
-        if (observers.any()) {
-            observers.released(new ReleaseEvent(getName(), type(), hold.owner,
-                    runtime.nanoTime() - hold.acquiredAtNanos, outcome));
-        }
     }
 
     @Override

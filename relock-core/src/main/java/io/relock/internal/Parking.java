@@ -9,8 +9,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
- * The waiters parked on one unlock channel. An unlock message wakes the longest parked waiter;
- * a read-unlock, or a reconnect, wakes all of them. Every wake-up is only a hint to try again.
+ * The waiters of this client parked on one unlock channel, for its {@link Turn}. An unlock
+ * message wakes the longest parked waiter; a read-unlock, or a reconnect, wakes all of them.
+ * Every wake-up is only a hint to try again.
  *
  * <p>A waiter notes the message count before its attempt and passes it to {@link #park}, so a
  * release announced between its failed attempt and its park is not slept through:
@@ -30,9 +31,9 @@ final class Parking {
     static final int KEPT_MESSAGES = 64;
 
     private final Timer timer;
-    private final ArrayDeque<UnlockChannels.Waiter> parked = new ArrayDeque<>();
+    private final ArrayDeque<Waiter> parked = new ArrayDeque<>();
     /** Numbers of unlock messages that woke nobody, oldest first; guarded by this. */
-    private final ArrayDeque<Long> unclaimed = new ArrayDeque<>();
+    private final ArrayDeque<Long> unheard = new ArrayDeque<>();
     private long messages; // guarded by this
     private long lastWakeAll; // guarded by this
 
@@ -50,16 +51,16 @@ final class Parking {
      * waiter may take (any read-unlock, or an unlock nobody else took), else at the next message
      * that picks this waiter or after {@code timeoutMillis}, whichever is first.
      */
-    UnlockChannels.Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
+    Waiter park(Runnable wakeUp, long timeoutMillis, long seen) {
         return park(null, wakeUp, timeoutMillis, seen);
     }
 
     /** {@link #park(Runnable, long, long)} for {@code acquisition}, which {@link #take} may then take over. */
-    UnlockChannels.Waiter park(Acquisition acquisition, Runnable wakeUp, long timeoutMillis, long seen) {
-        UnlockChannels.Waiter waiter = new UnlockChannels.Waiter(this, acquisition, wakeUp);
+    Waiter park(Acquisition acquisition, Runnable wakeUp, long timeoutMillis, long seen) {
+        Waiter waiter = new Waiter(this, acquisition, wakeUp);
         boolean runNow;
         synchronized (this) {
-            runNow = lastWakeAll > seen || claim(seen);
+            runNow = lastWakeAll > seen || takeKept(seen);
             if (!runNow) {
                 parked.addLast(waiter);
             }
@@ -75,8 +76,8 @@ final class Parking {
     }
 
     /** Takes the oldest kept unlock message that came after {@code seen}; guarded by this. */
-    private boolean claim(long seen) {
-        Iterator<Long> kept = unclaimed.iterator();
+    private boolean takeKept(long seen) {
+        Iterator<Long> kept = unheard.iterator();
         while (kept.hasNext()) {
             if (kept.next() > seen) {
                 kept.remove();
@@ -91,26 +92,26 @@ final class Parking {
      * wakes nobody is kept for a waiter in flight. Returns how many were woken.
      */
     int signal(boolean all) {
-        List<UnlockChannels.Waiter> woken = new ArrayList<>();
+        List<Waiter> woken = new ArrayList<>();
         synchronized (this) {
             messages++;
             if (all) {
                 lastWakeAll = messages;
-                unclaimed.clear();
+                unheard.clear();
                 woken.addAll(parked);
                 parked.clear();
             } else if (!parked.isEmpty()) {
                 woken.add(parked.pollFirst());
             } else {
-                unclaimed.addLast(messages);
+                unheard.addLast(messages);
                 // The newest are kept: the last release before a park is the one that matters,
                 // and it is newer than anything the parking waiter saw.
-                if (unclaimed.size() > KEPT_MESSAGES) {
-                    unclaimed.pollFirst();
+                if (unheard.size() > KEPT_MESSAGES) {
+                    unheard.pollFirst();
                 }
             }
         }
-        woken.forEach(UnlockChannels.Waiter::fire);
+        woken.forEach(Waiter::fire);
         return woken.size();
     }
 
@@ -121,18 +122,18 @@ final class Parking {
      * must not lose its turn for it. Null if none.
      */
     Acquisition take(Predicate<Acquisition> eligible) {
-        UnlockChannels.Waiter taken;
+        Waiter taken;
         synchronized (this) {
             do {
                 taken = null;
-                for (UnlockChannels.Waiter waiter : parked) {
+                for (Waiter waiter : parked) {
                     if (waiter.acquisition != null && !waiter.woken() && eligible.test(waiter.acquisition)
                             && (taken == null || waiter.acquisition.startedNanos() - taken.acquisition.startedNanos() < 0)) {
                         taken = waiter;
                     }
                 }
                 // One woken since the look (a message, its timeout) is on its way out: look again without it.
-            } while (taken != null && !taken.claim());
+            } while (taken != null && !taken.reserve());
             if (taken != null) {
                 parked.remove(taken);
             }
@@ -144,7 +145,7 @@ final class Parking {
         return taken.acquisition;
     }
 
-    synchronized void remove(UnlockChannels.Waiter waiter) {
+    synchronized void remove(Waiter waiter) {
         parked.remove(waiter);
     }
 

@@ -8,14 +8,14 @@ import java.util.concurrent.CompletableFuture;
  * lease, with releases announced on {@code redisson_lock__channel:{name}}. The spin lock is the
  * same layout under another name, waiting by backoff.
  *
- * <p>Owner transfer: a waiter that is subscribed queues its ticket in {@code {name}:handoff} (see
- * {@code handoff.lua}), and the release that ends the last hold makes the first live queued
- * waiter the owner and publishes its ticket instead of {@code 0}; only an empty queue deletes
- * the lock. Redisson clients ignore ticket messages and still hear {@code 0} when the queue is
- * empty. A release may instead hand the lock to an owner of its own client that waits for it
- * ({@code lock_transfer.lua}): the lock never becomes free in between. While Redisson's
- * waiters listen too, a release frees the lock for them instead and keeps Relock's attempts off
- * it for a moment ({@code {name}:yield}, see {@code handoff.lua}), or they would never get it.
+ * <p>Its waiters take turns (see {@link Turn} for the words): a subscribed waiter queues a ticket
+ * in {@code {name}:handoff}, and the release that ends the last hold grants the lock to the
+ * first live ticket and publishes it instead of {@code 0} ({@code handoff.lua}); only an empty
+ * queue deletes the lock. Redisson clients ignore ticket messages and still hear {@code 0} when
+ * the queue is empty. A release may instead hand the lock over to an owner of its own client that
+ * waits for it ({@code lock_transfer.lua}): the lock never becomes free in between. While
+ * Redisson's waiters listen too, a release yields: it frees the lock for them and keeps Relock's
+ * attempts off it for a moment ({@code {name}:yield}), or they would never get it.
  */
 class ReentrantDriver extends KeyDriver {
 
@@ -44,7 +44,7 @@ class ReentrantDriver extends KeyDriver {
     }
 
     @Override
-    public CompletableFuture<Long> transfer(String from, String to, long leaseMillis, long toTicket,
+    public CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
             boolean countOthers, RedisGateway.Budget budget) {
         return runtime.gateway().eval(Script.LOCK_TRANSFER, ScriptOutputType.INTEGER, budget, false,
                 new String[] {keys.key(), queue, keys.channel()}, from, to, Long.toString(leaseMillis),
@@ -66,7 +66,7 @@ class ReentrantDriver extends KeyDriver {
     }
 
     @Override
-    public boolean handsOff() {
+    public boolean takesTurns() {
         return true;
     }
 

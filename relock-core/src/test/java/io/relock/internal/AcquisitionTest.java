@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.relock.RelockConfig;
 import io.relock.RelockTimeoutException;
-import io.relock.internal.Acquisition.State;
+import io.relock.internal.AcquisitionState.State;
 import io.relock.internal.LockDriver.Attempt;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
@@ -556,7 +556,7 @@ class AcquisitionTest {
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "short");
         Acquisition second = heldThenParkedBehind(lock, driver[0], 1500);
-        clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1500 - LockEngine.HAND_OVER_LEASE_MARGIN_MILLIS + 1));
+        clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1500 - Turn.HAND_OVER_LEASE_MARGIN_MILLIS + 1));
 
         lock.unlockAsync(1).toCompletableFuture().get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
         awaitGates(driver[0], 2);

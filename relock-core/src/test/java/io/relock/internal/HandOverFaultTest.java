@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.relock.LockLostEvent;
 import io.relock.RelockConfig;
 import io.relock.RelockTimeoutException;
-import io.relock.internal.Acquisition.State;
+import io.relock.internal.AcquisitionState.State;
 import io.relock.internal.LockDriver.Attempt;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.FaultProxy;

@@ -101,8 +101,22 @@ class HandOverModelTest {
             }
 
             @Override
-            public boolean handsOff() {
+            public boolean takesTurns() {
                 return true;
+            }
+
+            /** lock_transfer.lua on the model: the local owner's one hold goes to {@code to}. */
+            @Override
+            public CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
+                    boolean countOthers, RedisGateway.Budget budget) {
+                return send(() -> {
+                    if (!holder.equals("local")) {
+                        return -1L;
+                    }
+                    holder = to;
+                    queue.remove(toTicket);
+                    return (long) queue.size();
+                });
             }
 
             @Override
@@ -306,30 +320,28 @@ class HandOverModelTest {
         }
 
         /**
-         * The holder's last release, as the engine makes it: to a parked waiter of this client if
-         * one can be taken (the transfer runs at once here), else through "Redis" to nobody.
+         * The holder's last release: the real {@link Turn#handOver} to a parked waiter of this
+         * client if it takes one (the hand-over then runs on "Redis" at a later reply), else, as
+         * {@link LockEngine#release} makes it, through "Redis" to nobody.
          */
         @Operation(runOnce = true)
         public void ownerReleases() {
             boolean afterInterrupt = interrupted;
-            UnlockChannels.Channel channel = client.channels.existing(CHANNEL);
-            Acquisition receiver = channel == null ? null
-                    : channel.takeForHandOver(waiter -> waiter.mayTakeHandOver(NAME), LockEngine.MAX_HAND_OVERS_IN_A_ROW);
-            if (receiver != null && receiver.claimForHandOver()) {
+            Turn turn = client.channels.existing(CHANNEL);
+            CompletableFuture<Void> handedOver = turn == null ? null
+                    : turn.handOver(lock, localHold, false, client.budget(client.nanoTime()));
+            if (handedOver != null) {
                 synchronized (this) {
-                    holder = FIELD;
                     wonAfterInterrupt |= afterInterrupt;
                 }
-                receiver.handedOver(client.clock.get(), CompletableFuture.completedFuture(null));
-                client.watchdog.forget(localHold);
                 return;
             }
             synchronized (this) {
                 holder = "nobody";
             }
             client.watchdog.forget(localHold);
-            if (channel != null) {
-                channel.releasedThroughRedis();
+            if (turn != null) {
+                turn.releasedThroughRedis();
             }
             client.channels.onMessage(CHANNEL, UnlockChannels.UNLOCK_MESSAGE);
         }

@@ -245,9 +245,9 @@ final class ModelClient extends LockClient {
         /** As the engine's: waiters parked behind a lost hold ask Redis themselves. */
         @Override
         public void holdLost() {
-            UnlockChannels.Channel channel = client.channels.existing(keys.channel());
-            if (channel != null) {
-                channel.releasedThroughRedis();
+            Turn turn = client.channels.existing(keys.channel());
+            if (turn != null) {
+                turn.releasedThroughRedis();
             }
         }
     }

@@ -187,7 +187,7 @@ class ParkingTest {
     public static class Model {
 
         private final Parking parking = new Parking(new ManualTimer());
-        private final ConcurrentLinkedQueue<UnlockChannels.Waiter> waiters = new ConcurrentLinkedQueue<>();
+        private final ConcurrentLinkedQueue<Waiter> waiters = new ConcurrentLinkedQueue<>();
         private final List<AtomicInteger> wakeUpsPerPark = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         /** Parks; under the model's lock so that its queue of waiters is in the order they parked. */
@@ -217,7 +217,7 @@ class ParkingTest {
         @Operation
         public void timeOutOne() {
             synchronized (waiters) {
-                UnlockChannels.Waiter waiter = waiters.poll();
+                Waiter waiter = waiters.poll();
                 if (waiter != null) {
                     waiter.fire();
                 }

@@ -1,25 +1,26 @@
--- Owner transfer, prepended to the scripts that can end the last hold of a reentrant lock
--- (release, rollback, leave): Redis scripts cannot call each other.
--- The queue is a sorted set next to the lock: member '<owner field>:<ticket>', one per waiting
--- acquisition, scored by the server time (ms) after which the entry counts as abandoned, and in
+-- Grants, prepended to the scripts that can end the last hold of a reentrant lock (release,
+-- rollback, leave): Redis scripts cannot call each other. The words (ticket, hand-over, grant,
+-- claim, yield, mark) are defined once, in Turn.java.
+-- The queue is a sorted set next to the lock: member '<owner field>:<ticket>', one ticket per
+-- waiting acquisition, scored by the server time (ms) after which the entry counts as abandoned, and in
 -- the order the entries came (see lock_acquire.lua).
 -- The lock hash carries two bookkeeping fields besides its owner: 'relock:queued' (a waiter
 -- queued, so the release must look at the queue) and 'relock:granted' (the ticket of the
--- waiter the lock was handed to, so that waiter's own late attempt takes the hold instead of
+-- waiter the lock was granted to, so that waiter's own late attempt claims the hold instead of
 -- counting a re-entry). Both hold numbers; lock_info.lua skips fields named 'relock:*'.
 --
 -- Yields. Clients that are not Relock's (Redisson's, during a migration) wait on the same
--- channel, hear only the unlock message and never take a hand-off; under steady contention
--- among Relock clients the lock would never be free for them. So a release that would hand the
--- lock on, or free it, while such clients listen frees it and announces it instead, and leaves
+-- channel, hear only the unlock message and never hold a ticket; under steady contention
+-- among Relock clients the lock would never be free for them. So a release that would grant the
+-- lock, or free it, while such clients listen frees it and announces it instead, and leaves
 -- '{name}:yield' behind for RELOCK_YIELD_MS: Relock's attempts find the lock taken until it
 -- expires (see lock_acquire.lua), and the other clients, woken later than Relock's, get their
 -- turn. The queue stays: Relock's waiters go on in their order once the lock is theirs again.
--- Every Relock client subscribes to 'relock:<channel>' in the same command as to the channel,
+-- Every Relock client subscribes to 'relock:<channel>' (its mark) in the same command as to the channel,
 -- so the difference of the two subscriber counts is exactly the other clients listening.
 
--- How long a handed-over hold lasts until its waiter claims it (its next attempt, see
--- lock_acquire.lua): the whole delay a waiter that died while next in line costs. The client
+-- The grant lease: how long a granted hold lasts until its waiter claims it (its next attempt,
+-- see lock_acquire.lua): the whole delay a waiter that died while next in line costs. The client
 -- knows it as Acquisition.GRANT_LEASE_MILLIS.
 local RELOCK_GRANT_LEASE_MS = 2000
 
@@ -50,8 +51,8 @@ local function relock_owners(key)
         - redis.call('hexists', key, 'relock:granted')
 end
 
--- The last hold of `key` is gone (by `releaser`): hand it to the first live queued waiter and
--- publish that waiter's ticket, or, with none left, delete the lock and its queue and publish
+-- The last hold of `key` is gone (by `releaser`): grant it to the first live ticket and
+-- publish that ticket, or, with none left, delete the lock and its queue and publish
 -- `message` as a plain release does. While clients other than Relock's listen, free it for them
 -- instead (a yield), keeping the queue.
 local function relock_pass_on(key, channel, queue, yield, releaser, message)
@@ -91,8 +92,8 @@ local function relock_pass_on(key, channel, queue, yield, releaser, message)
     redis.call('publish', channel, message)
 end
 
--- Takes one of `field`'s `count` holds away (an undone acquire, a hand-off its waiter gave up):
--- the last hold of the lock gone, it goes to the next queued waiter or is released.
+-- Takes one of `field`'s `count` holds away (an undone acquire, a grant its waiter gave up):
+-- the last hold of the lock gone, it is granted to the next ticket or released.
 local function relock_drop_hold(key, channel, queue, yield, field, count, message)
     if count > 1 then
         redis.call('hincrby', key, field, -1)

@@ -1,14 +1,14 @@
 -- Reentrant acquire (Redisson's layout): a hash of owner -> hold count, expiring after the lease.
--- KEYS[1] lock key, KEYS[2] hand-off queue, KEYS[3] yield (see handoff.lua); ARGV[1] lease in ms; ARGV[2] owner
+-- KEYS[1] lock key, KEYS[2] ticket queue, KEYS[3] yield (see handoff.lua); ARGV[1] lease in ms; ARGV[2] owner
 -- field; ARGV[3] the owner's hold count before this call; ARGV[4] the ticket to queue with when
 -- the lock is busy, '0' for an attempt that does not queue (a first attempt, a spin lock, a
--- claim); ARGV[5] the ticket this waiter queued with before, '0' if none: its entry goes, and a
--- hand-off to it is claimed; ARGV[6] '1' when a hold of this owner that its client does not know
+-- claim); ARGV[5] the ticket this waiter queued with before, '0' if none: it leaves the queue, and a
+-- grant to it is claimed; ARGV[6] '1' when a hold of this owner that its client does not know
 -- of may be taken over (no other acquire of the owner is under way and it holds none, see
 -- LockDriver.Request), '0' if not; ARGV[7] '1' when this call may repeat one that already took effect.
 -- A waiter queues with a new ticket at each attempt, so a ticket names the one attempt that
--- queued it: a hand-off to it happened after that attempt ran and before the next one did.
--- Returns nil when acquired (or re-entered, or handed over to one of these tickets), else the
+-- queued it: a grant to it happened after that attempt ran and before the next one did.
+-- Returns nil when acquired (or re-entered, or claimed a grant to one of these tickets), else the
 -- holder's remaining TTL in ms.
 if ARGV[7] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[3]) + 1 then
     -- The first run took effect; its reply was lost. The PEXPIRE is this connection's write for WAIT.
@@ -28,7 +28,7 @@ local ttl
 local held = true
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     if ARGV[5] ~= '0' and redis.call('hget', KEYS[1], 'relock:granted') == ARGV[5] then
-        -- A release handed the lock to this waiter before this call arrived: the claim. The
+        -- A release granted the lock to this waiter before this call arrived: the claim. The
         -- grant is the hold (count 1), not a re-entry on top of it; the lease becomes the caller's.
         redis.call('hdel', KEYS[1], 'relock:granted')
         redis.call('pexpire', KEYS[1], ARGV[1])
@@ -72,9 +72,9 @@ if ARGV[5] ~= '0' then
     redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
 end
 if ARGV[4] ~= '0' then
-    -- Queue for a hand-off; the entry goes stale unless replaced by the next attempt, which comes
+    -- Queue a ticket for a grant; it goes stale unless replaced by the next attempt, which comes
     -- at the latest when the holder's lease would run out. The score is when it goes stale, but
-    -- never ahead of an entry already queued: one queued while the lease was short (a hand-over
+    -- never ahead of a ticket already queued: one queued while the lease was short (a grant
     -- lease, a holder's short lease) would otherwise jump the queue, and its client could do so
     -- at every turn while the others starve.
     local time = redis.call('time')

@@ -1,9 +1,9 @@
--- A waiter of a reentrant lock stops waiting (timeout, interrupt, client close): its queue entry
--- goes, and a hand-off that reached it meanwhile is passed on, so nothing stays granted to an
+-- A waiter of a reentrant lock stops waiting (timeout, interrupt, client close): its ticket
+-- leaves the queue, and a grant that reached it meanwhile is passed on, so nothing stays granted to an
 -- acquisition that reported failure.
--- KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] hand-off queue, KEYS[4] yield;
+-- KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] ticket queue, KEYS[4] yield;
 -- ARGV[1] owner field, ARGV[2] the waiter's ticket, ARGV[3] unlock message.
--- Returns 1 when a hand-off to this waiter was passed on, else 0.
+-- Returns 1 when a grant to this waiter was passed on, else 0.
 redis.call('zrem', KEYS[3], ARGV[1] .. ':' .. ARGV[2])
 if redis.call('hget', KEYS[1], 'relock:granted') ~= ARGV[2] then
     return 0

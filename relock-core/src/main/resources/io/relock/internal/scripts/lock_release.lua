@@ -1,9 +1,9 @@
--- Reentrant release. KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] hand-off queue, KEYS[4] yield;
+-- Reentrant release. KEYS[1] lock key, KEYS[2] unlock channel, KEYS[3] ticket queue, KEYS[4] yield;
 -- ARGV[1] unlock message, ARGV[2] lease in ms kept while still held, ARGV[3] owner field,
 -- ARGV[4] the owner's hold count before this call as the client knows it ('0' if unknown),
 -- ARGV[5] '1' when this call may repeat one that already took effect.
 -- Returns nil when the caller is not a holder, 0 when still held (count decremented),
--- 1 when released (handed to a queued waiter, or deleted with waiters notified).
+-- 1 when released (granted to the next ticket, or deleted with waiters notified).
 -- The note of queued waiters comes with the owner's count, so an uncontended release costs no
 -- command more than one without a queue.
 local held = redis.call('hmget', KEYS[1], ARGV[3], 'relock:queued')

@@ -1,13 +1,13 @@
--- A holder's last release hands the lock to another owner of the same client (a thread of the
--- same process waiting for it), without the lock ever being free: the releaser's field goes and
+-- The hand-over (see Turn.java): a holder's last release gives the lock to another owner of the
+-- same client (a thread of the same process waiting for it), without the lock ever being free: the releaser's field goes and
 -- the receiver's comes with count 1 and the receiver's lease.
--- KEYS[1] lock key, KEYS[2] hand-off queue, KEYS[3] unlock channel; ARGV[1] releaser's owner field, ARGV[2] receiver's
+-- KEYS[1] lock key, KEYS[2] ticket queue, KEYS[3] unlock channel; ARGV[1] releaser's owner field, ARGV[2] receiver's
 -- owner field, ARGV[3] receiver's lease in ms, ARGV[4] the ticket the receiver queued with ('0'
--- if it did not queue): its entry goes; ARGV[5] '1' to count the clients other than Relock's
+-- if it did not queue): it leaves the queue; ARGV[5] '1' to count the clients other than Relock's
 -- listening on the channel too (see handoff.lua's yields), '0' not to; ARGV[6] '1' when this
 -- call may repeat one that already took effect.
--- Returns -1 when the releaser does not hold exactly one hold (the transfer did not happen), else
--- how many waiters are queued (entries of other clients, and this client's if it has one), plus
+-- Returns -1 when the releaser does not hold exactly one hold (no hand-over happened), else
+-- how many tickets are queued (of other clients, and this client's if it has one), plus
 -- the other clients listening when asked.
 local function others()
     if ARGV[5] ~= '1' then
