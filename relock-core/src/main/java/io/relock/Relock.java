@@ -142,8 +142,8 @@ public final class Relock implements AutoCloseable {
     /**
      * The reentrant lock of {@link #getLock(String)} (same layout, interoperable with it), but
      * waiting by capped exponential backoff with jitter ({@link RelockConfig#spinBackoffInitial()})
-     * instead of pub/sub: no subscriptions, for very many lightly contended locks. Hand-offs are
-     * slower, as a waiter only notices a release at its next attempt.
+     * instead of pub/sub: no subscriptions, for very many lightly contended locks. A released lock
+     * reaches its next owner later, as a waiter only notices a release at its next attempt.
      *
      * @param name the lock's name
      * @return the lock

@@ -72,7 +72,7 @@ abstract sealed class AcquisitionState permits Acquisition {
 
     static final Logger LOG = LoggerFactory.getLogger(Acquisition.class);
 
-    /** How long a grant lasts until its waiter claims it ({@code handoff.lua} sets it): what a dead next waiter costs. */
+    /** How long a grant lasts until its waiter claims it ({@code grant.lua} sets it): what a dead next waiter costs. */
     static final long GRANT_LEASE_MILLIS = 2000;
     /** A grant is claimed without waiting for the claim when its ticket was queued less than this long ago. */
     static final long FAST_CLAIM_WINDOW_MILLIS = GRANT_LEASE_MILLIS / 2;

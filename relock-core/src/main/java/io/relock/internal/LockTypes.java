@@ -55,7 +55,7 @@ public final class LockTypes {
         }
     }
 
-    /** Redisson's {@code RLock} layout, waiting by pub/sub; owner transfer to queued waiters. */
+    /** Redisson's {@code RLock} layout, waiting by pub/sub; released locks granted to queued tickets. */
     public static final Descriptor<DistributedLock> REENTRANT = engine("reentrant", LockInfo.Kind.REENTRANT,
             ReentrantDriver::new, config -> WaitPolicy.PUB_SUB);
 

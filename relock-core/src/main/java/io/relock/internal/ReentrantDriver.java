@@ -10,10 +10,10 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Its waiters take turns (see {@link Turn} for the words): a subscribed waiter queues a ticket
  * in {@code {name}:handoff}, and the release that ends the last hold grants the lock to the
- * first live ticket and publishes it instead of {@code 0} ({@code handoff.lua}); only an empty
+ * first live ticket and publishes it instead of {@code 0} ({@code grant.lua}); only an empty
  * queue deletes the lock. Redisson clients ignore ticket messages and still hear {@code 0} when
  * the queue is empty. A release may instead hand the lock over to an owner of its own client that
- * waits for it ({@code lock_transfer.lua}): the lock never becomes free in between. While
+ * waits for it ({@code lock_hand_over.lua}): the lock never becomes free in between. While
  * Redisson's waiters listen too, a release yields: it frees the lock for them and keeps Relock's
  * attempts off it for a moment ({@code {name}:yield}), or they would never get it.
  */
@@ -46,7 +46,7 @@ class ReentrantDriver extends KeyDriver {
     @Override
     public CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
             boolean countOthers, RedisGateway.Budget budget) {
-        return runtime.gateway().eval(Script.LOCK_TRANSFER, ScriptOutputType.INTEGER, budget, false,
+        return runtime.gateway().eval(Script.LOCK_HAND_OVER, ScriptOutputType.INTEGER, budget, false,
                 new String[] {keys.key(), queue, keys.channel()}, from, to, Long.toString(leaseMillis),
                 Long.toString(toTicket), countOthers ? "1" : "0");
     }

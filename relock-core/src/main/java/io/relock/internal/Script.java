@@ -15,10 +15,10 @@ import java.util.HexFormat;
  */
 public enum Script {
     LOCK_ACQUIRE("lock_acquire"),
-    LOCK_RELEASE("lock_release", "handoff"),
-    LOCK_ROLLBACK("lock_rollback", "handoff"),
-    LOCK_LEAVE("lock_leave", "handoff"),
-    LOCK_TRANSFER("lock_transfer"),
+    LOCK_RELEASE("lock_release", "grant"),
+    LOCK_ROLLBACK("lock_rollback", "grant"),
+    LOCK_LEAVE("lock_leave", "grant"),
+    LOCK_HAND_OVER("lock_hand_over"),
     LOCK_FORCE_RELEASE("lock_force_release", "lock_rule"),
     LOCK_RENEW("lock_renew", "lock_rule"),
     FENCED_ACQUIRE("fenced_acquire"),

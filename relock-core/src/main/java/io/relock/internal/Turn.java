@@ -22,11 +22,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *       ({@link #mayQueue}); the others wait here behind it.
  *   <li><b>hand-over</b>: within one client, the holder's last {@code unlock()} gives its hold to
  *       the parked waiter of this client that asked first, in one script
- *       ({@link LockDriver#handOver}, {@code lock_transfer.lua}): the lock is never free on Redis in
+ *       ({@link LockDriver#handOver}, {@code lock_hand_over.lua}): the lock is never free on Redis in
  *       between, and the waiter returns from {@code lock()} at once ({@link #handOver}).
  *   <li><b>grant</b>: across clients, the release that ends the last hold makes the owner of the
  *       first live ticket the owner for a short grant lease ({@link Acquisition#GRANT_LEASE_MILLIS})
- *       and publishes the ticket on the unlock channel ({@code handoff.lua}); the message wakes
+ *       and publishes the ticket on the unlock channel ({@code grant.lua}); the message wakes
  *       that waiter alone ({@link #onTicket}). {@code relock:granted} on the lock names the ticket.
  *   <li><b>claim</b>: the granted waiter taking the hold with its own lease, by an attempt that
  *       names the granted ticket: a state of its acquisition, sent without waiting while the

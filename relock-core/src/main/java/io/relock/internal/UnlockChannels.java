@@ -237,7 +237,7 @@ public final class UnlockChannels {
     /**
      * The channel every Relock client subscribes to together with {@code channel}, in the same
      * command: nothing is published there, but the difference of the two channels' subscriber
-     * counts is exactly how many clients other than Relock's listen (see {@code handoff.lua}): the
+     * counts is exactly how many clients other than Relock's listen (see {@code grant.lua}): the
      * <i>mark</i> of {@link Turn}'s vocabulary.
      * In the same Cluster slot, as the lock's hash tag is its first brace.
      */

@@ -111,7 +111,7 @@ class HandOverFaultTest {
         assertThat(within(lock.acquireAsync(1, 0, Args.WATCHDOG_LEASE)).acquired()).isTrue();
         Acquisition waiter = lock.start(2, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
         awaitParked(waiter);
-        FaultProxy.Fault cut = proxy.cutBeforeReply(Script.LOCK_TRANSFER.sha(false));
+        FaultProxy.Fault cut = proxy.cutBeforeReply(Script.LOCK_HAND_OVER.sha(false));
 
         within(lock.release(1));
 
@@ -138,7 +138,7 @@ class HandOverFaultTest {
         assertThat(within(lock.acquireAsync(1, 0, Args.WATCHDOG_LEASE)).acquired()).isTrue();
         Acquisition waiter = lock.start(2, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
         awaitParked(waiter);
-        proxy.delayReplies(Script.LOCK_TRANSFER.sha(false), COMMAND_TIMEOUT.multipliedBy(3));
+        proxy.delayReplies(Script.LOCK_HAND_OVER.sha(false), COMMAND_TIMEOUT.multipliedBy(3));
 
         assertThatThrownBy(() -> within(lock.release(1))).isInstanceOf(ExecutionException.class)
                 .hasCauseInstanceOf(RelockTimeoutException.class);
@@ -220,7 +220,7 @@ class HandOverFaultTest {
         assertThat(within(lock.acquireAsync(1, 0, Args.WATCHDOG_LEASE)).acquired()).isTrue();
         Acquisition waiter = lock.start(2, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
         awaitParked(waiter);
-        FaultProxy.Fault cut = proxy.cutBeforeReply(Script.LOCK_TRANSFER.sha(false));
+        FaultProxy.Fault cut = proxy.cutBeforeReply(Script.LOCK_HAND_OVER.sha(false));
 
         CompletableFuture<Void> release = lock.release(1);
         CompletableFuture<Attempt> reentry = waiter.result.thenCompose(held -> lock.acquireAsync(2, 0, Args.WATCHDOG_LEASE));

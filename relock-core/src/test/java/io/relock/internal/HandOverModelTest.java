@@ -105,7 +105,7 @@ class HandOverModelTest {
                 return true;
             }
 
-            /** lock_transfer.lua on the model: the local owner's one hold goes to {@code to}. */
+            /** lock_hand_over.lua on the model: the local owner's one hold goes to {@code to}. */
             @Override
             public CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
                     boolean countOthers, RedisGateway.Budget budget) {

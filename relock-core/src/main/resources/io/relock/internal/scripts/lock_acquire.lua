@@ -1,5 +1,5 @@
 -- Reentrant acquire (Redisson's layout): a hash of owner -> hold count, expiring after the lease.
--- KEYS[1] lock key, KEYS[2] ticket queue, KEYS[3] yield (see handoff.lua); ARGV[1] lease in ms; ARGV[2] owner
+-- KEYS[1] lock key, KEYS[2] ticket queue, KEYS[3] yield (see grant.lua); ARGV[1] lease in ms; ARGV[2] owner
 -- field; ARGV[3] the owner's hold count before this call; ARGV[4] the ticket to queue with when
 -- the lock is busy, '0' for an attempt that does not queue (a first attempt, a spin lock, a
 -- claim); ARGV[5] the ticket this waiter queued with before, '0' if none: it leaves the queue, and a

@@ -4,7 +4,7 @@
 -- fencing token (all in one slot, and all under the key prefix, so a user limited to the prefix
 -- may read them: Redisson's own fair-lock keys are not, and are left out).
 -- Returns {{owner1, count1, ...}, pttl, type}: a hash lock's holders (bookkeeping such as a
--- read-write lock's 'mode' or the hand-off's 'relock:*' fields is skipped), a simple lock its
+-- read-write lock's 'mode' or the grant bookkeeping's 'relock:*' fields is skipped), a simple lock its
 -- token. The type: 'read-write' (a mode field), 'fair' (a waiter queue), 'fenced' (a token),
 -- 'reentrant', 'simple', 'none' (nothing there) or 'other' (data that no lock writes: no
 -- holders, and -2 as for a free lock).

@@ -31,7 +31,7 @@ if redis.call('publish', KEYS[2], ARGV[1]) > 0 then
     -- Redisson's waiters take this message as permits for the threads parked at that moment; one
     -- between its attempt and its park misses it and sleeps until the lease it was told (Redisson's
     -- own race, as after its own write releases). While clients other than Relock's listen (see
-    -- handoff.lua), an unlock message follows: a permit that waits for that thread.
+    -- grant.lua), an unlock message follows: a permit that waits for that thread.
     local counts = redis.call('pubsub', 'numsub', KEYS[2], 'relock:' .. KEYS[2])
     if counts[2] > counts[4] then
         redis.call('publish', KEYS[2], '0')

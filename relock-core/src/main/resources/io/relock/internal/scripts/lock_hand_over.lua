@@ -4,7 +4,7 @@
 -- KEYS[1] lock key, KEYS[2] ticket queue, KEYS[3] unlock channel; ARGV[1] releaser's owner field, ARGV[2] receiver's
 -- owner field, ARGV[3] receiver's lease in ms, ARGV[4] the ticket the receiver queued with ('0'
 -- if it did not queue): it leaves the queue; ARGV[5] '1' to count the clients other than Relock's
--- listening on the channel too (see handoff.lua's yields), '0' not to; ARGV[6] '1' when this
+-- listening on the channel too (see grant.lua's yields), '0' not to; ARGV[6] '1' when this
 -- call may repeat one that already took effect.
 -- Returns -1 when the releaser does not hold exactly one hold (no hand-over happened), else
 -- how many tickets are queued (of other clients, and this client's if it has one), plus
