@@ -1,11 +1,11 @@
 package io.relock;
 
-import io.relock.internal.Args;
 import io.relock.internal.ClientRuntime;
-import io.relock.internal.LockTypes;
-import io.relock.internal.MultiRedisLock;
-import io.relock.internal.RedLock;
 import io.relock.internal.leader.RedisLeaderElection;
+import io.relock.internal.multi.MultiRedisLock;
+import io.relock.internal.multi.RedLock;
+import io.relock.internal.support.Args;
+import io.relock.internal.types.LockTypes;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 

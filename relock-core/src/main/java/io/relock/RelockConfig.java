@@ -1,7 +1,7 @@
 package io.relock;
 
-import io.relock.internal.Args;
-import io.relock.internal.RedisUris;
+import io.relock.internal.redis.RedisUris;
+import io.relock.internal.support.Args;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

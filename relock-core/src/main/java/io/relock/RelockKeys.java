@@ -1,6 +1,6 @@
 package io.relock;
 
-import io.relock.internal.LockKeys;
+import io.relock.internal.redis.LockKeys;
 import java.util.Objects;
 
 /**

@@ -2,7 +2,7 @@ package io.relock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.relock.internal.Script;
+import io.relock.internal.redis.Script;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.FaultProxy;
 import io.relock.testkit.RedisServer;

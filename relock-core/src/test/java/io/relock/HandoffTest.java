@@ -336,7 +336,7 @@ class HandoffTest extends SingleServerTest {
      * History: client A's 3 threads take one lock over and over, handing it among themselves, and
      * each looks at the queue on Redis while it holds the lock; client B asks for the lock once,
      * and queues. A holds the lock with B's entry on Redis at most twice
-     * {@value io.relock.internal.Turn#MAX_HAND_OVERS_IN_A_ROW} + 2 times before B gets it:
+     * {@value io.relock.internal.engine.Turn#MAX_HAND_OVERS_IN_A_ROW} + 2 times before B gets it:
      * a run of 16 hand-overs in a row, plus the one whose reply first saw B queued and the one
      * under way then; and once more as much if A's own entry was queued before B's, so that A's
      * turn through Redis comes first (A's next entry queues behind B's). No two threads of
@@ -399,7 +399,7 @@ class HandoffTest extends SingleServerTest {
         List<String> history = List.copyOf(holders);
         long whileBQueued = history.subList(0, history.indexOf("B")).stream().filter("A, B queued"::equals).count();
         System.out.printf("A held %d times while B was queued%n", whileBQueued);
-        assertThat(whileBQueued).isLessThanOrEqualTo(2 * (io.relock.internal.Turn.MAX_HAND_OVERS_IN_A_ROW + 2));
+        assertThat(whileBQueued).isLessThanOrEqualTo(2 * (io.relock.internal.engine.Turn.MAX_HAND_OVERS_IN_A_ROW + 2));
         assertThat(overlaps).hasValue(0);
         assertThat(server.command("EXISTS", "turns", queue("turns"))).isEqualTo(0L);
     }

@@ -3,8 +3,8 @@ package io.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.relock.testkit.Eventually;
 import io.relock.testkit.ChildJvm;
+import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
 import java.time.Duration;
 import java.util.ArrayList;

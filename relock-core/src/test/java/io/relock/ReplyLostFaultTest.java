@@ -3,7 +3,7 @@ package io.relock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.relock.internal.Script;
+import io.relock.internal.redis.Script;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.FaultProxy;
 import io.relock.testkit.RedisServer;

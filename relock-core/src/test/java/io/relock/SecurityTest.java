@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.relock.internal.Script;
+import io.relock.internal.redis.Script;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisBinary;
 import io.relock.testkit.RedisServer;

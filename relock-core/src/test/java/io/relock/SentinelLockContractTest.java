@@ -1,7 +1,7 @@
 package io.relock;
 
-import io.relock.testkit.SentinelTopology;
 import io.relock.testkit.RedisServer;
+import io.relock.testkit.SentinelTopology;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -5,8 +5,8 @@ import io.relock.testkit.SentinelTopology;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ExtensionContext.Namespace;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * One Sentinel topology and one cluster for the whole test JVM, shared by every class that

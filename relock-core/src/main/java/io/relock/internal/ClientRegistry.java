@@ -1,6 +1,8 @@
 package io.relock.internal;
 
 import io.relock.ClientInfo;
+import io.relock.internal.redis.RedisGateway;
+import io.relock.internal.support.Exceptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;

@@ -13,6 +13,18 @@ import io.relock.LockListener;
 import io.relock.LockLostEvent;
 import io.relock.LockObserver;
 import io.relock.RelockConfig;
+import io.relock.internal.engine.Acquisition;
+import io.relock.internal.engine.Hold;
+import io.relock.internal.engine.LockClient;
+import io.relock.internal.engine.UnlockChannels;
+import io.relock.internal.lease.Watchdog;
+import io.relock.internal.redis.LockKeys;
+import io.relock.internal.redis.RedisGateway;
+import io.relock.internal.redis.Script;
+import io.relock.internal.support.Args;
+import io.relock.internal.support.Exceptions;
+import io.relock.internal.support.Futures;
+import io.relock.internal.types.LockTypes;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -77,7 +89,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     }
 
     /** {@link #start(RelockConfig)} with another monotonic clock for every deadline, lease and tick of the client. */
-    static ClientRuntime start(RelockConfig config, LongSupplier nanoTime) {
+    public static ClientRuntime start(RelockConfig config, LongSupplier nanoTime) {
         Args.notNull(config, "config");
         String clientId = UUID.randomUUID().toString();
         // 10 ms ticks: fine enough for wait deadlines, coarse enough to cost nothing when idle.
@@ -128,42 +140,42 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     }
 
     @Override
-    RedisGateway gateway() {
+    public RedisGateway gateway() {
         return gateway;
     }
 
     @Override
-    RedisGateway.Budget budget(long waitDeadlineNanos) {
+    public RedisGateway.Budget budget(long waitDeadlineNanos) {
         return gateway.budget(waitDeadlineNanos);
     }
 
     @Override
-    UnlockChannels channels() {
+    public UnlockChannels channels() {
         return channels;
     }
 
     @Override
-    Watchdog watchdog() {
+    public Watchdog watchdog() {
         return watchdog;
     }
 
     @Override
-    Observers observers() {
+    public Observers observers() {
         return observers;
     }
 
     @Override
-    io.netty.util.Timer timer() {
+    public io.netty.util.Timer timer() {
         return timer;
     }
 
     @Override
-    long nanoTime() {
+    public long nanoTime() {
         return nanoTime.getAsLong();
     }
 
     @Override
-    java.util.concurrent.Executor executor() {
+    public java.util.concurrent.Executor executor() {
         return resources.eventExecutorGroup();
     }
 
@@ -178,7 +190,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     }
 
     /** The hash field that identifies an owner of this client. */
-    String field(long ownerThreadId) {
+    public String field(long ownerThreadId) {
         return clientId + ":" + ownerThreadId;
     }
 
@@ -225,7 +237,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     }
 
     @Override
-    void register(Acquisition acquisition) {
+    public void register(Acquisition acquisition) {
         waiting.add(acquisition);
         if (closed) {
             acquisition.abort(Exceptions.closed());
@@ -233,7 +245,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     }
 
     @Override
-    void unregister(Acquisition acquisition) {
+    public void unregister(Acquisition acquisition) {
         waiting.remove(acquisition);
     }
 
@@ -249,7 +261,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     }
 
     /** Tells every listener, on a worker thread: listener code may block, the timer and I/O threads must not. */
-    void publishLost(LockLostEvent event) {
+    public void publishLost(LockLostEvent event) {
         resources.eventExecutorGroup().execute(() -> {
             for (LockListener listener : listeners) {
                 try {

@@ -6,6 +6,7 @@ import io.relock.LockLostEvent;
 import io.relock.LockObserver;
 import io.relock.ReleaseEvent;
 import io.relock.WatchdogTickEvent;
+import io.relock.internal.support.Args;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -15,18 +16,18 @@ import org.slf4j.LoggerFactory;
  * A client's observers, called one after another. The array is replaced on change and read
  * once per event, so the hot path pays one volatile read when there are none.
  */
-final class Observers {
+public final class Observers {
 
     private static final Logger LOG = LoggerFactory.getLogger(Observers.class);
     private static final LockObserver[] NONE = {};
 
     private volatile LockObserver[] all;
 
-    Observers(List<LockObserver> initial) {
+    public Observers(List<LockObserver> initial) {
         all = initial.toArray(NONE);
     }
 
-    boolean any() {
+    public boolean any() {
         return all.length > 0;
     }
 
@@ -47,14 +48,14 @@ final class Observers {
     }
 
     /** The observers an acquire started with and what each returned: its end goes to the same ones. */
-    record Started(LockObserver[] observers, Object[] contexts) {}
+    public record Started(LockObserver[] observers, Object[] contexts) {}
 
     /**
      * The acquire's start for every observer. Its end goes to these observers, with their
      * contexts, even if observers are added or removed meanwhile: one added later never sees an
      * end without its start, one removed still ends what it started.
      */
-    Started acquireStarted(String lockName, String lockType, long owner) {
+    public Started acquireStarted(String lockName, String lockType, long owner) {
         LockObserver[] observers = all;
         Object[] contexts = new Object[observers.length];
         for (int i = 0; i < observers.length; i++) {
@@ -67,7 +68,7 @@ final class Observers {
         return new Started(observers, contexts);
     }
 
-    static void acquireEnded(AcquireEvent event, Started started) {
+    public static void acquireEnded(AcquireEvent event, Started started) {
         LockObserver[] observers = started.observers();
         for (int i = 0; i < observers.length; i++) {
             try {
@@ -78,7 +79,7 @@ final class Observers {
         }
     }
 
-    void released(ReleaseEvent event) {
+    public void released(ReleaseEvent event) {
         for (LockObserver observer : all) {
             try {
                 observer.onRelease(event);
@@ -98,7 +99,7 @@ final class Observers {
         }
     }
 
-    void forceUnlocked(ForceUnlockEvent event) {
+    public void forceUnlocked(ForceUnlockEvent event) {
         for (LockObserver observer : all) {
             try {
                 observer.onForceUnlock(event);
@@ -108,7 +109,7 @@ final class Observers {
         }
     }
 
-    void ticked(WatchdogTickEvent event) {
+    public void ticked(WatchdogTickEvent event) {
         for (LockObserver observer : all) {
             try {
                 observer.onWatchdogTick(event);

@@ -1,0 +1,455 @@
+package io.relock.internal.engine;
+
+import io.relock.DistributedLock;
+import io.relock.ForceUnlockEvent;
+import io.relock.ReleaseEvent;
+import io.relock.internal.ClientRuntime;
+import io.relock.internal.Observers;
+import io.relock.internal.engine.LockDriver.Attempt;
+import io.relock.internal.engine.LockDriver.Request;
+import io.relock.internal.redis.LockKeys;
+import io.relock.internal.redis.RedisGateway;
+import io.relock.internal.redis.Script;
+import io.relock.internal.support.Args;
+import io.relock.internal.support.Exceptions;
+import io.relock.internal.support.Futures;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Condition;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one lock engine: argument checks, the wait loop (attempt, then wait as the
+ * {@link WaitPolicy} says, attempt again), interrupt and timeout handling, undoing acquires
+ * whose reply was lost, replica sync, release bookkeeping, the watchdog's records and the
+ * observer events; who gets the lock next within this client is its {@link Turn}'s. A lock type is a {@link LockDriver} (its scripts) and a wait policy; the
+ * engine is the same for all of them.
+ *
+ * <p>Follow {@code lock()}: {@link #start} makes an {@link Acquisition}, which calls
+ * {@link LockDriver#acquire} until it holds the lock, the wait ends or the caller gives up, and
+ * parks between attempts. Follow {@code unlock()}: {@link #release} calls
+ * {@link LockDriver#release} with the hold count the watchdog keeps, confirms the write as
+ * acquires and renewals are confirmed ({@link RedisGateway#confirmWrite}), and forgets the hold
+ * when the last one is gone.
+ */
+public final class LockEngine extends AcquirableLock implements DistributedLock, EngineBacked {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
+
+    public final ClientRuntime runtime;
+    private final LockKeys keys;
+    private final LockDriver driver;
+    private final WaitPolicy wait;
+
+    public LockEngine(ClientRuntime runtime, LockKeys keys, LockDriver driver, WaitPolicy wait) {
+        this.runtime = runtime;
+        this.keys = keys;
+        this.driver = driver;
+        this.wait = wait;
+    }
+
+    @Override
+    public LockEngine engine() {
+        return this;
+    }
+
+    // ---- identity ----------------------------------------------------------------------------
+
+    @Override
+    public String getName() {
+        return keys.name();
+    }
+
+    /** The Redis key (the name with the configured prefix). */
+    @Override
+    public String key() {
+        return keys.key();
+    }
+
+    /** This lock type's name, as {@link io.relock.HeldLock#type()} and the observer events give it. */
+    @Override
+    public String type() {
+        return driver.type();
+    }
+
+    /** The script that renews this lock type's holds in the watchdog's batches. */
+    @Override
+    public Script renewScript() {
+        return driver.renewScript();
+    }
+
+    @Override
+    LockClient client() {
+        return runtime;
+    }
+
+    @Override
+    public String fieldOf(long owner) {
+        return driver.fieldOf(runtime.field(owner));
+    }
+
+    @Override
+    LockDriver driver() {
+        return driver;
+    }
+
+    @Override
+    LockKeys keys() {
+        return keys;
+    }
+
+    @Override
+    WaitPolicy waitPolicy() {
+        return wait;
+    }
+
+    public void checkOpen() {
+        runtime.checkOpen();
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        runtime.checkOpen();
+        boolean removed = Futures.await(driver.forceRelease(), describe("force-unlock")) == 1;
+        Observers observers = runtime.observers();
+        if (observers.any()) {
+            observers.forceUnlocked(new ForceUnlockEvent(getName(), type(), removed));
+        }
+        return removed;
+    }
+
+    public static long currentThreadId() {
+        return Thread.currentThread().getId();
+    }
+
+    @Override
+    String describe(String operation) {
+        return operation + " " + driver.noun() + " '" + getName() + "'";
+    }
+
+    @Override
+    public String toString() {
+        return "Lock{type=" + type() + ", name='" + getName() + "', wait=" + wait + "}";
+    }
+
+    // ---- synchronous API ---------------------------------------------------------------------
+
+    @Override
+    public void lock() {
+        acquireUninterruptibly(Args.FOREVER_NANOS, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public void lock(long leaseTime, TimeUnit unit) {
+        acquireUninterruptibly(Args.FOREVER_NANOS, Args.leaseMillis(leaseTime, unit));
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        acquireInterruptibly(Args.FOREVER_NANOS, Args.WATCHDOG_LEASE);
+    }
+
+    @Override
+    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
+        acquireInterruptibly(Args.FOREVER_NANOS, Args.leaseMillis(leaseTime, unit));
+    }
+
+    @Override
+    public boolean tryLock() {
+        return acquireUninterruptibly(0, Args.WATCHDOG_LEASE).acquired();
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException {
+        return acquireInterruptibly(Args.waitNanos(waitTime, unit), Args.WATCHDOG_LEASE).acquired();
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return acquireInterruptibly(Args.waitNanos(waitTime, unit), lease).acquired();
+    }
+
+    @Override
+    public void unlock() {
+        Futures.await(release(currentThreadId()), describe("unlock"));
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return isHeldByThread(currentThreadId());
+    }
+
+    @Override
+    public boolean isHeldByThread(long threadId) {
+        return holdCount(threadId) > 0;
+    }
+
+    @Override
+    public int getHoldCount() {
+        return holdCount(currentThreadId());
+    }
+
+    private int holdCount(long owner) {
+        runtime.checkOpen();
+        return Futures.await(driver.holdCount(fieldOf(owner)), describe("read hold count of"));
+    }
+
+    @Override
+    public boolean isLocked() {
+        runtime.checkOpen();
+        return Futures.await(driver.isLocked(), describe("check"));
+    }
+
+    @Override
+    public long remainTimeToLive() {
+        runtime.checkOpen();
+        return Futures.await(runtime.gateway().ttl(keys.key()), describe("read TTL of"));
+    }
+
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException("distributed locks have no conditions: lock '" + getName()
+                + "' cannot create one; use a Redis list or stream to signal between processes");
+    }
+
+    /** Acquires for the calling thread; an interrupt is remembered, not obeyed. */
+    public Attempt acquireUninterruptibly(long waitNanos, long leaseMillis) {
+        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis, true);
+        return Futures.await(acquisition.result, describe("acquire"));
+    }
+
+    /** Acquires for the calling thread; an interrupt ends the wait with nothing held. */
+    public Attempt acquireInterruptibly(long waitNanos, long leaseMillis) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted before acquiring lock '" + getName() + "'");
+        }
+        Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis, true);
+        try {
+            return acquisition.result.get();
+        } catch (ExecutionException e) {
+            throw Exceptions.translate(describe("acquire"), e);
+        } catch (InterruptedException interrupt) {
+            acquisition.cancel();
+            settleAfterInterrupt(acquisition, interrupt);
+            throw interrupt;
+        }
+    }
+
+    /**
+     * After an interrupt, waits (bounded by the command timeouts involved) for the attempt in
+     * flight to settle, so that the subscription is gone and no hold is left when the caller
+     * sees the {@link InterruptedException}. A hold won in that window is released again.
+     */
+    private void settleAfterInterrupt(Acquisition acquisition, InterruptedException interrupt) {
+        long bound = 3 * runtime.config().commandTimeout().toMillis() + 1000;
+        long deadline = runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
+        while (true) {
+            try {
+                if (acquisition.result.get(Math.max(0, deadline - runtime.nanoTime()), TimeUnit.NANOSECONDS)
+                        .acquired()) {
+                    release(acquisition.owner).get(bound, TimeUnit.MILLISECONDS);
+                }
+                return;
+            } catch (InterruptedException again) {
+                // Already on the way out with an InterruptedException; keep settling.
+            } catch (ExecutionException | TimeoutException e) {
+                interrupt.addSuppressed(Exceptions.translate(describe("settle interrupted acquire of"), e));
+                return;
+            }
+        }
+    }
+
+    // ---- asynchronous API --------------------------------------------------------------------
+
+    @Override
+    public CompletionStage<Void> lockAsync(long ownerThreadId) {
+        return acquireAsync(ownerThreadId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE).thenApply(attempt -> null);
+    }
+
+    @Override
+    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return acquireAsync(ownerThreadId, Args.FOREVER_NANOS, lease).thenApply(attempt -> null);
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
+        return acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE).thenApply(Attempt::acquired);
+    }
+
+    @Override
+    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return acquireAsync(ownerThreadId, Args.waitNanos(waitTime, unit), lease).thenApply(Attempt::acquired);
+    }
+
+    /** Acquires for an explicit owner, without blocking. */
+    public CompletableFuture<Attempt> acquireAsync(long owner, long waitNanos, long leaseMillis) {
+        return start(owner, waitNanos, leaseMillis).result;
+    }
+
+    @Override
+    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
+        return release(ownerThreadId);
+    }
+
+    // ---- the engine --------------------------------------------------------------------------
+
+    /** Starts an acquire whose caller takes the result as a stage. */
+    Acquisition start(long owner, long waitNanos, long leaseMillis) {
+        return start(owner, waitNanos, leaseMillis, false);
+    }
+
+    /** Starts an acquire; {@code callerBlocks} when the caller waits for the result (the synchronous API). */
+    Acquisition start(long owner, long waitNanos, long leaseMillis, boolean callerBlocks) {
+        runtime.checkOpen();
+        Acquisition acquisition = new Acquisition(this, owner, waitNanos, leaseMillis, callerBlocks);
+        acquisition.begin();
+        return acquisition;
+    }
+
+    /**
+     * Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none.
+     * The last hold is handed over to a parked waiter of this client if its {@link Turn} has one,
+     * else goes through Redis: granted to another client's ticket, or free.
+     */
+    public CompletableFuture<Void> release(long owner) {
+        runtime.checkOpen();
+        Hold hold = runtime.watchdog().get(this, owner);
+        if (hold != null && hold.writePending()) {
+            // The owner was told it held before Redis answered: this release follows that write.
+            return hold.pending.thenCompose(ignored -> release(owner));
+        }
+        if (hold != null && hold.count == 1 && !hold.lost) {
+            Turn turn = runtime.channels().existing(keys.channel());
+            CompletableFuture<Void> handedOver = turn == null ? null
+                    : turn.handOver(this, hold, runtime.gateway().replicaSync(), runtime.gateway().budget());
+            if (handedOver != null) {
+                return handedOver;
+            }
+        }
+        String field = fieldOf(owner);
+        long lease = hold != null ? hold.leaseMillis : runtime.watchdog().leaseMillis();
+        if (hold != null) {
+            hold.releasing.incrementAndGet();
+        }
+        int held = hold != null ? hold.count : 0;
+        return releaseConfirmed(new Request(field, lease, held, runtime.gateway().budget(), false))
+                .handle((outcome, error) -> {
+                    try {
+                        return settleRelease(hold, field, held, outcome, error);
+                    } finally {
+                        // Only once the hold is forgotten: a renewal that finds the key gone
+                        // in between must not report the released hold as lost.
+                        if (hold != null) {
+                            hold.releasing.decrementAndGet();
+                        }
+                    }
+                });
+    }
+
+    private Void settleRelease(Hold hold, String field, int held, Long outcome, Throwable error) {
+        if (error != null) {
+            throw Exceptions.translate(describe("unlock"), error);
+        }
+        if (outcome == null) {
+            if (hold == null) {
+                throw Exceptions.notHeld(getName(), field);
+            }
+            runtime.watchdog().forget(hold);
+            hold.released(runtime, ReleaseEvent.Outcome.LOST);
+            releasedThroughRedis();
+            throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
+        }
+        if (outcome == 1) {
+            if (hold != null) {
+                runtime.watchdog().forget(hold);
+                hold.released(runtime, ReleaseEvent.Outcome.RELEASED);
+            }
+            releasedThroughRedis();
+        } else if (hold != null) {
+            hold.count = held - 1;
+        }
+        return null;
+    }
+
+    @Override
+    public void holdLost() {
+        releasedThroughRedis();
+    }
+
+    /**
+     * This client's hold of the lock ended through Redis, after it was forgotten, or was lost:
+     * waiters of this client parked behind it must not wait for a hand-over that will not come.
+     */
+    private void releasedThroughRedis() {
+        Turn turn = runtime.channels().existing(keys.channel());
+        if (turn != null) {
+            turn.releasedThroughRedis();
+        }
+    }
+
+    /**
+     * Runs a release and confirms it as an acquire is confirmed. When the connection broke before
+     * replicas acknowledged, the release runs again, as a repeat, on the server that answers now:
+     * a promoted replica may still have what the old master released. Too few acknowledgements
+     * are only logged: the release stands on the master, and a hold that a failover brings back
+     * is renewed by no one, so it expires with its lease.
+     */
+    private CompletableFuture<Long> releaseConfirmed(Request request) {
+        long epoch = runtime.gateway().connectionEpoch();
+        CompletableFuture<Long> reply;
+        try {
+            reply = driver.release(request);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        return reply.thenCompose(outcome -> outcome == null
+                ? CompletableFuture.completedFuture(null)
+                : runtime.gateway().confirmWrite(keys.key(), epoch).handle((confirmation, error) -> {
+                    if (error == null && confirmation.unsure()
+                            && request.budget().deadlineNanos() - runtime.nanoTime() > 0) {
+                        return releaseConfirmed(new Request(request.field(), request.leaseMillis(),
+                                request.holdsBefore(), request.budget(), true));
+                    }
+                    if (error != null || !confirmation.confirmed()) {
+                        LOG.warn("released lock '{}' on the master, but replicas did not confirm it ({}); a failover "
+                                + "now may bring the hold back until its lease runs out", getName(),
+                                error != null ? Exceptions.unwrap(error).toString()
+                                        : confirmation.unsure() ? "the connection was re-established"
+                                                : confirmation.acks() + " of " + runtime.gateway().replicaSyncMinReplicas()
+                                                        + " replicas acknowledged");
+                    }
+                    return CompletableFuture.completedFuture(outcome);
+                }).thenCompose(Function.identity()));
+    }
+
+    @Override
+    CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
+        String field = fieldOf(owner);
+        CompletableFuture<Long> undo;
+        try {
+            undo = driver.rollback(field, countBefore);
+        } catch (RuntimeException e) {
+            undo = CompletableFuture.failedFuture(e);
+        }
+        return undo.whenComplete((undone, error) -> {
+            if (error != null) {
+                // The lease still bounds it: without a recorded hold the watchdog never renews it.
+                LOG.warn("could not undo an uncertain acquire of lock '{}' by {} ({}); it expires with its lease",
+                        getName(), field, Exceptions.unwrap(error).toString());
+                if (reason != null) {
+                    reason.addSuppressed(Exceptions.unwrap(error));
+                }
+            } else if (undone != null && undone == 1) {
+                LOG.debug("undid an acquire of lock '{}' by {} whose outcome was not seen", getName(), field);
+            }
+        });
+    }
+}

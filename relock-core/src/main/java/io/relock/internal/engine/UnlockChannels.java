@@ -1,0 +1,271 @@
+package io.relock.internal.engine;
+
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.netty.util.Timer;
+import io.relock.internal.support.Exceptions;
+import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Unlock notifications over the client's single pub/sub connection. Each channel is subscribed
+ * while at least one waiter of this client needs it (reference-counted) and unsubscribed when
+ * the last one leaves.
+ *
+ * <p>A waiter parks a callback with a timeout; an unlock message runs one parked callback (a
+ * read-unlock message runs all of them). Messages are counted per channel, and a release between
+ * a waiter's failed attempt and its park is not lost: an unlock message that found nobody parked
+ * sends the first waiter to park that missed it straight back, a read-unlock every such waiter
+ * (see {@link Parking}). Every wake-up is only a hint: the callback tries to acquire again.
+ * After the connection comes back every parked callback runs, since messages may have been
+ * missed while it was down.
+ *
+ * <p>A message that is a number above 1 is a grant's ticket: it goes to the lock's {@link Turn}
+ * ({@link Turn#onTicket}), and wakes no parked waiter. Each subscribed channel has its
+ * {@link Turn}, the waiters of this client parked there, and the channel's reference count.
+ */
+public final class UnlockChannels {
+
+    private static final Logger LOG = LoggerFactory.getLogger(UnlockChannels.class);
+
+    /** Message published when a lock is released. */
+    public static final String UNLOCK_MESSAGE = "0";
+    /** Message published when a read lock is released: every waiter may proceed. */
+    public static final String READ_UNLOCK_MESSAGE = "1";
+
+    /**
+     * The two commands the channels send: on the pub/sub connection, or on a stand-in in unit
+     * tests, where messages then come through {@link #onMessage}.
+     */
+    interface Commands {
+
+        /** Subscribes; completes when the server confirmed it. */
+        CompletableFuture<Void> subscribe(String channel);
+
+        CompletableFuture<Void> unsubscribe(String channel);
+    }
+
+    /** How often a cluster client subscribes its channels again while its slot map is unsettled (see {@link #topologyChanged}). */
+    static final long RESUBSCRIBE_PERIOD_MILLIS = 500;
+    /** How many of those rounds without a slot-map change count as settled: five seconds. */
+    static final int SETTLE_ROUNDS = 10;
+
+    private final Commands commands;
+    private final Timer timer;
+    private final boolean sharded;
+    private final Map<String, Turn> channels = new HashMap<>();
+    /** Rounds of subscribing again left before the slot map counts as settled; guarded by channels. */
+    private int unsettledRounds;
+    /** Whether a round is scheduled; guarded by channels. */
+    private boolean settling;
+
+    /**
+     * @param sharded whether to use sharded pub/sub (SSUBSCRIBE), as the release scripts of a
+     *     Redis 7+ cluster SPUBLISH
+     */
+    public UnlockChannels(StatefulRedisPubSubConnection<String, String> connection, Timer timer, boolean sharded) {
+        this(new Commands() {
+            @Override
+            public CompletableFuture<Void> subscribe(String channel) {
+                String mark = relockMark(channel);
+                return (sharded ? connection.async().ssubscribe(channel, mark)
+                        : connection.async().subscribe(channel, mark)).toCompletableFuture();
+            }
+
+            @Override
+            public CompletableFuture<Void> unsubscribe(String channel) {
+                String mark = relockMark(channel);
+                return (sharded ? connection.async().sunsubscribe(channel, mark)
+                        : connection.async().unsubscribe(channel, mark)).toCompletableFuture();
+            }
+        }, timer, sharded);
+        connection.addListener(new RedisPubSubAdapter<>() {
+            @Override
+            public void message(String channel, String message) {
+                onMessage(channel, message);
+            }
+
+            @Override
+            public void smessage(String channel, String message) {
+                onMessage(channel, message);
+            }
+        });
+        connection.addListener(new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(io.lettuce.core.RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                wakeEveryone();
+            }
+        });
+    }
+
+    UnlockChannels(Commands commands, Timer timer, boolean sharded) {
+        this.commands = commands;
+        this.timer = timer;
+        this.sharded = sharded;
+    }
+
+    /** Subscribes (or joins an existing subscription); completes when the server confirmed it. */
+    public CompletableFuture<Turn> subscribe(String name) {
+        Turn channel;
+        synchronized (channels) {
+            channel = channels.get(name);
+            if (channel == null) {
+                channel = new Turn(name, new Parking(timer));
+                channels.put(name, channel);
+                channel.ready = commands.subscribe(name);
+            }
+            channel.references++;
+        }
+        Turn subscribed = channel;
+        return channel.ready.handle((ignored, error) -> {
+            if (error != null) {
+                release(subscribed);
+                throw Exceptions.translate("subscribe to " + name, error);
+            }
+            return subscribed;
+        });
+    }
+
+    /** Leaves a subscription; the last one out unsubscribes. */
+    public void release(Turn channel) {
+        synchronized (channels) {
+            if (--channel.references > 0) {
+                return;
+            }
+            channels.remove(channel.name);
+            // Sent under the lock so that a SUBSCRIBE for a new waiter of the same name is
+            // written after it on the one connection, not undone by it.
+            commands.unsubscribe(channel.name)
+                    .whenComplete((ignored, error) -> {
+                        if (error != null) {
+                            // Costs stray messages (and a waiter count too high) until reconnect.
+                            LOG.debug("could not unsubscribe from {} ({})", channel.name, error.toString());
+                        }
+                    });
+        }
+    }
+
+    /**
+     * After a cluster's slot map changed: a shard channel's slot may now belong to another node,
+     * and a subscription on a failed node hears nothing, so every channel is subscribed again
+     * (routed to the slot's current owner) and every waiter retries at once. One change is not
+     * enough: during a failover the client's view of the slot map can change several times, a
+     * SUBSCRIBE routed by a view taken before the promotion is refused, and one that went to the
+     * promoted master can be lost with its connection when a later, older view takes the node for
+     * a replica and closes it; the slot map may then settle without another change being seen.
+     * So the channels are subscribed again every {@link #RESUBSCRIBE_PERIOD_MILLIS} until
+     * {@link #SETTLE_ROUNDS} rounds passed without a change, each round followed by a retry of
+     * every waiter (a release may have been announced where nobody of this client listened).
+     * Subscribing again where the subscription stands changes nothing.
+     */
+    public void topologyChanged() {
+        if (sharded) {
+            synchronized (channels) {
+                unsettledRounds = SETTLE_ROUNDS;
+                if (!settling) {
+                    settling = true;
+                    timer.newTimeout(timeout -> resubscribeWhileUnsettled(), RESUBSCRIBE_PERIOD_MILLIS,
+                            TimeUnit.MILLISECONDS);
+                }
+            }
+            resubscribeAll();
+        } else {
+            wakeEveryone();
+        }
+    }
+
+    private void resubscribeWhileUnsettled() {
+        synchronized (channels) {
+            if (--unsettledRounds > 0) {
+                timer.newTimeout(timeout -> resubscribeWhileUnsettled(), RESUBSCRIBE_PERIOD_MILLIS,
+                        TimeUnit.MILLISECONDS);
+            } else {
+                settling = false;
+            }
+        }
+        resubscribeAll();
+    }
+
+    /** Subscribes every channel again, then wakes every waiter, whether or not each subscribe went through. */
+    private void resubscribeAll() {
+        List<CompletableFuture<Void>> subscribes = new ArrayList<>();
+        synchronized (channels) {
+            for (String name : channels.keySet()) {
+                subscribes.add(commands.subscribe(name));
+            }
+        }
+        CompletableFuture.allOf(subscribes.toArray(CompletableFuture[]::new))
+                .whenComplete((ignored, error) -> wakeEveryone());
+    }
+
+    /** The turn on channel {@code name} if a waiter of this client is subscribed to it, else null; takes no reference. */
+    Turn existing(String name) {
+        synchronized (channels) {
+            return channels.get(name);
+        }
+    }
+
+    /** How many channels this client is subscribed to (for tests and the inspector). */
+    public int subscribedChannels() {
+        synchronized (channels) {
+            return channels.size();
+        }
+    }
+
+    void onMessage(String name, String message) {
+        Turn turn;
+        synchronized (channels) {
+            turn = channels.get(name);
+        }
+        if (turn == null) {
+            return;
+        }
+        if (isTicket(message)) {
+            turn.onTicket(message);
+        } else {
+            turn.signal(READ_UNLOCK_MESSAGE.equals(message));
+        }
+    }
+
+    /**
+     * The channel every Relock client subscribes to together with {@code channel}, in the same
+     * command: nothing is published there, but the difference of the two channels' subscriber
+     * counts is exactly how many clients other than Relock's listen (see {@code grant.lua}): the
+     * <i>mark</i> of {@link Turn}'s vocabulary.
+     * In the same Cluster slot, as the lock's hash tag is its first brace.
+     */
+    static String relockMark(String channel) {
+        return "relock:" + channel;
+    }
+
+    /** Whether a message is a grant's ticket (a number of 2 or more) rather than an unlock message, 0 or 1. */
+    static boolean isTicket(String message) {
+        if (message.isEmpty() || message.length() > 19) {
+            return false;
+        }
+        for (int i = 0; i < message.length(); i++) {
+            if (!Character.isDigit(message.charAt(i))) {
+                return false;
+            }
+        }
+        return !UNLOCK_MESSAGE.equals(message) && !READ_UNLOCK_MESSAGE.equals(message);
+    }
+
+    private void wakeEveryone() {
+        List<Turn> all;
+        synchronized (channels) {
+            all = new ArrayList<>(channels.values());
+        }
+        for (Turn channel : all) {
+            channel.signal(true);
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package io.relock.internal.lease;
+
+import io.relock.internal.engine.Hold;
+import io.relock.internal.engine.LockDriver;
+import io.relock.internal.redis.Script;
+
+/**
+ * What a {@link Hold} needs of its lock to be renewed and reported: the engine in production,
+ * a plain stub in the watchdog's unit tests (which have no client runtime to build an engine on).
+ */
+public interface WatchedLock {
+
+    /** The lock's name, as listeners and {@link io.relock.HeldLock} give it. */
+    String getName();
+
+    /** The Redis key: a hold is known by its key and owner field. */
+    String key();
+
+    /** The lock type's name (see {@link LockDriver#type()}). */
+    String type();
+
+    /** The script that renews this lock type's holds. */
+    Script renewScript();
+
+    /** A hold of this lock was found lost: this client's waiters parked behind it must not wait for it. */
+    default void holdLost() {}
+}

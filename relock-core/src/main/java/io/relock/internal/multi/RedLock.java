@@ -1,0 +1,437 @@
+package io.relock.internal.multi;
+
+import io.relock.DistributedLock;
+import io.relock.LockListener;
+import io.relock.LockLostEvent;
+import io.relock.RelockException;
+import io.relock.internal.ClientRuntime;
+import io.relock.internal.engine.LockDriver;
+import io.relock.internal.engine.LockEngine;
+import io.relock.internal.support.Args;
+import io.relock.internal.support.Exceptions;
+import io.relock.internal.support.Futures;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Redlock over N independent masters, one member lock (and client) per master. Members are
+ * asked at the same time, not in turn, so one slow or dead node costs its timeout once, not
+ * once per position. The lock is acquired when a majority (N/2+1) answered "acquired" and the
+ * lease left after the time spent, minus a clock-drift allowance, is still positive. Otherwise
+ * every member is released again, including members whose answer arrives late.
+ */
+public final class RedLock extends CompositeLock {
+
+    private final int quorum;
+    private final ClientRuntime home;
+    private final Map<Long, Watch> watches = new ConcurrentHashMap<>();
+
+    public RedLock(ClientRuntime home, DistributedLock... locks) {
+        super("redlock", locks);
+        this.home = home;
+        for (int i = 1; i < members.size(); i++) {
+            Args.require(members.get(i - 1).runtime != members.get(i).runtime,
+                    "two members use the same client: RedLock needs one client per master");
+        }
+        this.quorum = members.size() / 2 + 1;
+    }
+
+    // ---- acquiring ----------------------------------------------------------------------------
+
+    /**
+     * Rounds of one attempt on every member until a round wins a majority or the wait is over.
+     * Between rounds a losing contender has released everything and pauses for a random,
+     * growing delay (the Redlock way), so contenders that split the members cannot deadlock.
+     */
+    @Override
+    protected CompletableFuture<Boolean> acquireAsync(long owner, long waitNanos, long leaseMillis) {
+        return start(owner, waitNanos, leaseMillis).result;
+    }
+
+    /**
+     * Watches one owner's hold: counts the members its clients report lost and, once no
+     * majority can be left, tells the listeners of the client that made this RedLock.
+     */
+    private final class Watch {
+
+        private final long owner;
+        private final Set<LockEngine> lost = ConcurrentHashMap.newKeySet();
+        private final Map<LockEngine, LockListener> listeners = new java.util.HashMap<>();
+        private final AtomicBoolean told = new AtomicBoolean();
+        private int holds; // guarded by watches' compute
+
+        Watch(long owner) {
+            this.owner = owner;
+            for (LockEngine member : members) {
+                LockListener listener = event -> {
+                    if (event.ownerThreadId() == owner && event.lockName().equals(member.getName())) {
+                        memberLost(member, event.cause());
+                    }
+                };
+                listeners.put(member, listener);
+                member.runtime.addListener(listener);
+            }
+        }
+
+        private void memberLost(LockEngine member, Throwable cause) {
+            lost.add(member);
+            if (members.size() - lost.size() < quorum && told.compareAndSet(false, true)) {
+                home.publishLost(new LockLostEvent(getName(), owner, cause));
+            }
+        }
+
+        void stop() {
+            listeners.forEach((member, listener) -> member.runtime.removeListener(listener));
+        }
+    }
+
+    private void watch(long owner) {
+        watches.compute(owner, (key, watch) -> {
+            Watch current = watch != null ? watch : new Watch(owner);
+            current.holds++;
+            return current;
+        });
+    }
+
+    private void unwatch(long owner) {
+        watches.computeIfPresent(owner, (key, watch) -> {
+            if (--watch.holds > 0) {
+                return watch;
+            }
+            watch.stop();
+            return null;
+        });
+    }
+
+    @Override
+    protected boolean acquire(long waitNanos, long leaseMillis) throws InterruptedException {
+        return await(start(LockEngine.currentThreadId(), waitNanos, leaseMillis));
+    }
+
+    private Acquire start(long owner, long waitNanos, long leaseMillis) {
+        Acquire acquire = new Acquire(owner, waitNanos, leaseMillis);
+        acquire.nextRound();
+        return acquire;
+    }
+
+    /** One acquire: a sequence of rounds sharing one deadline. */
+    private final class Acquire {
+
+        final CompletableFuture<Boolean> result = new CompletableFuture<>();
+        final long owner;
+        private final long waitNanos;
+        private final long leaseMillis;
+        private final long startNanos = clock();
+        private int rounds;
+        private volatile Round current;
+        private volatile boolean abandoned;
+
+        Acquire(long owner, long waitNanos, long leaseMillis) {
+            this.owner = owner;
+            this.waitNanos = waitNanos;
+            this.leaseMillis = leaseMillis;
+        }
+
+        void nextRound() {
+            Round round = new Round(owner, leaseMillis);
+            current = round;
+            // A node that does not answer costs at most this much per round. It gets the whole
+            // command timeout, whatever the wait left: a node only slower than a short wait (a
+            // loaded machine) is not down, and a round decided without it would report trouble.
+            long nodeTimeout = members.get(0).runtime.config().commandTimeout().toMillis();
+            for (LockEngine member : members) {
+                member.acquireAsync(owner, 0, leaseMillis)
+                        .whenComplete((attempt, error) -> round.answered(member, attempt, error));
+            }
+            timer().newTimeout(t -> round.deadline(), nodeTimeout, TimeUnit.MILLISECONDS);
+            if (abandoned) {
+                round.abandon();
+            }
+            round.decision.whenComplete((won, error) -> afterRound(round, won, error));
+        }
+
+        private void afterRound(Round round, Boolean won, Throwable error) {
+            if (Boolean.TRUE.equals(won)) {
+                watch(owner);
+                result.complete(true);
+                return;
+            }
+            long left = waitNanos - (clock() - startNanos);
+            if (abandoned || left <= 0) {
+                if (error != null) {
+                    result.completeExceptionally(error);
+                } else {
+                    result.complete(false);
+                }
+                return;
+            }
+            long ceiling = Math.min(200, 10L << Math.min(rounds++, 5));
+            long pause = ceiling / 2 + ThreadLocalRandom.current().nextLong(ceiling / 2 + 1);
+            timer().newTimeout(t -> nextRound(), Math.max(1, Math.min(pause, TimeUnit.NANOSECONDS.toMillis(left))),
+                    TimeUnit.MILLISECONDS);
+        }
+
+        void abandon() {
+            abandoned = true;
+            Round round = current;
+            if (round != null) {
+                round.abandon();
+            }
+        }
+    }
+
+    private io.netty.util.Timer timer() {
+        return members.get(0).runtime.timer();
+    }
+
+    /** The bookkeeping of one round: one attempt on every member. */
+    private final class Round {
+
+        final CompletableFuture<Boolean> decision = new CompletableFuture<>();
+        private final long owner;
+        private final long leaseMillis;
+        private final long startNanos = clock();
+        private final AtomicInteger acquired = new AtomicInteger();
+        private final AtomicInteger busy = new AtomicInteger();
+        private final AtomicInteger failed = new AtomicInteger();
+        private final List<LockEngine> held = new ArrayList<>();
+        private final List<Throwable> errors = new ArrayList<>();
+        private boolean decided; // guarded by this
+        private boolean won; // guarded by this
+
+        Round(long owner, long leaseMillis) {
+            this.owner = owner;
+            this.leaseMillis = leaseMillis;
+        }
+
+        void answered(LockEngine member, LockDriver.Attempt attempt, Throwable error) {
+            if (error != null) {
+                synchronized (this) {
+                    errors.add(Exceptions.unwrap(error));
+                }
+                failed.incrementAndGet();
+            } else if (attempt.acquired()) {
+                boolean lost;
+                synchronized (this) {
+                    lost = decided && !won;
+                    if (!lost) {
+                        held.add(member);
+                    }
+                }
+                if (lost) {
+                    release(member); // a late "yes" after the round was lost
+                    return;
+                }
+                acquired.incrementAndGet();
+            } else {
+                busy.incrementAndGet();
+            }
+            evaluate(false);
+        }
+
+        void deadline() {
+            evaluate(true);
+        }
+
+        private void evaluate(boolean timeUp) {
+            int yes = acquired.get();
+            int no = busy.get() + failed.get();
+            if (yes >= quorum) {
+                long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(clock() - startNanos);
+                long lease = members.get(0).runtime.watchdog().leaseFor(leaseMillis);
+                // Redlock's validity: what is left of the lease once the time spent and the
+                // possible drift between the nodes' clocks are taken off.
+                long drift = lease / 100 + 2;
+                decide(lease - elapsedMillis - drift > 0, null);
+            } else if (members.size() - no < quorum || timeUp || yes + no == members.size()) {
+                decide(false, busy.get() == 0 ? noMajority(yes) : null);
+            }
+        }
+
+        private RelockException noMajority(int yes) {
+            RelockException failure = new RelockException(getName() + ": no majority of " + members.size()
+                    + " nodes could be locked (" + yes + " acquired, " + failed.get() + " failed, "
+                    + (members.size() - yes - busy.get() - failed.get()) + " did not answer in time; "
+                    + quorum + " needed)");
+            synchronized (this) {
+                errors.forEach(failure::addSuppressed);
+            }
+            return failure;
+        }
+
+        /** Gives up (e.g. the caller was interrupted): what was or will be acquired is released. */
+        void abandon() {
+            decide(false, null);
+        }
+
+        private void decide(boolean success, RelockException failure) {
+            List<LockEngine> toRelease;
+            synchronized (this) {
+                if (decided) {
+                    return;
+                }
+                decided = true;
+                won = success;
+                toRelease = success ? List.of() : List.copyOf(held);
+            }
+            toRelease.forEach(this::release);
+            if (failure != null) {
+                decision.completeExceptionally(failure);
+            } else {
+                decision.complete(success);
+            }
+        }
+
+        private void release(LockEngine member) {
+            member.release(owner).whenComplete((ignored, error) -> { });
+        }
+    }
+
+    private boolean await(Acquire acquire) throws InterruptedException {
+        try {
+            return acquire.result.get();
+        } catch (ExecutionException e) {
+            throw Exceptions.translate("acquire " + getName(), e);
+        } catch (InterruptedException e) {
+            acquire.abandon();
+            try {
+                if (acquire.result.get(members.get(0).runtime.config().commandTimeout().toMillis() * 2,
+                        TimeUnit.MILLISECONDS)) {
+                    // Won just before the interrupt was seen: give it back, the caller gets the interrupt.
+                    Futures.await(unlockAsync(acquire.owner).toCompletableFuture(), "unlock " + getName());
+                }
+            } catch (ExecutionException | java.util.concurrent.TimeoutException | RuntimeException settle) {
+                e.addSuppressed(settle);
+            }
+            throw e;
+        }
+    }
+
+    // ---- releasing and asking ---------------------------------------------------------------
+
+    /**
+     * Releases every member; fails with {@link IllegalMonitorStateException} when fewer than a
+     * majority were still held (the lock was lost, or never held by this owner).
+     */
+    @Override
+    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
+        List<IllegalMonitorStateException> refusals = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<CompletableFuture<Boolean>> releases = new ArrayList<>();
+        for (LockEngine member : members) {
+            releases.add(member.release(ownerThreadId).handle((ignored, error) -> {
+                Throwable cause = error == null ? null : Exceptions.unwrap(error);
+                if (cause instanceof IllegalMonitorStateException refusal) {
+                    refusals.add(refusal);
+                    return false;
+                }
+                if (cause != null) {
+                    throw Exceptions.translate("unlock " + member.getName(), cause);
+                }
+                return true;
+            }));
+        }
+        return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).handle((ignored, error) -> {
+            long released = releases.stream().filter(release -> !release.isCompletedExceptionally() && release.join())
+                    .count();
+            unwatch(ownerThreadId);
+            if (released >= quorum) {
+                return null;
+            }
+            if (error != null) {
+                throw Exceptions.translate("unlock " + getName(), error);
+            }
+            IllegalMonitorStateException failure = new IllegalMonitorStateException("cannot unlock " + getName()
+                    + " for owner " + ownerThreadId + ": only " + released + " of " + members.size()
+                    + " nodes still held it (" + quorum + " needed)"
+                    + (refusals.isEmpty() ? "" : "; first refusal: " + refusals.get(0).getMessage()));
+            refusals.forEach(failure::addSuppressed);
+            throw failure;
+        });
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        boolean any = false;
+        for (LockEngine member : members) {
+            try {
+                any |= member.forceUnlock();
+            } catch (RelockException e) {
+                // A node that is down holds nothing it could keep: its lease runs out there.
+            }
+        }
+        return any;
+    }
+
+    /** Whether a majority of the nodes report the lock held. */
+    @Override
+    public boolean isLocked() {
+        return countReachable(LockEngine::isLocked) >= quorum;
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return isHeldByThread(LockEngine.currentThreadId());
+    }
+
+    @Override
+    public boolean isHeldByThread(long threadId) {
+        return countReachable(member -> member.isHeldByThread(threadId)) >= quorum;
+    }
+
+    /** The hold count that a majority of the nodes agree on at least. */
+    @Override
+    public int getHoldCount() {
+        return (int) majorityValue(member -> member.getHoldCount());
+    }
+
+    /** The lease that a majority of the nodes still have, in ms; -2 if no majority holds it. */
+    @Override
+    public long remainTimeToLive() {
+        long value = majorityValue(LockEngine::remainTimeToLive);
+        return value < 0 ? -2 : value;
+    }
+
+    private int countReachable(java.util.function.Predicate<LockEngine> test) {
+        int count = 0;
+        for (LockEngine member : members) {
+            try {
+                if (test.test(member)) {
+                    count++;
+                }
+            } catch (RelockException e) {
+                // An unreachable node does not count towards the majority.
+            }
+        }
+        return count;
+    }
+
+    private long majorityValue(java.util.function.ToLongFunction<LockEngine> read) {
+        List<Long> values = new ArrayList<>();
+        for (LockEngine member : members) {
+            try {
+                values.add(read.applyAsLong(member));
+            } catch (RelockException e) {
+                values.add(Long.MIN_VALUE);
+            }
+        }
+        values.sort(Comparator.reverseOrder());
+        long value = values.get(quorum - 1);
+        return value == Long.MIN_VALUE ? -2 : value;
+    }
+
+    @Override
+    public String toString() {
+        return "RedLock{" + getName() + ", quorum=" + quorum + "}";
+    }
+}

@@ -1,0 +1,98 @@
+package io.relock.internal.types;
+
+import io.lettuce.core.ScriptOutputType;
+import io.relock.internal.ClientRuntime;
+import io.relock.internal.engine.Turn;
+import io.relock.internal.engine.UnlockChannels;
+import io.relock.internal.redis.LockKeys;
+import io.relock.internal.redis.RedisGateway;
+import io.relock.internal.redis.Script;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The reentrant lock in Redisson's layout: a hash from owner to hold count, expiring after the
+ * lease, with releases announced on {@code redisson_lock__channel:{name}}. The spin lock is the
+ * same layout under another name, waiting by backoff.
+ *
+ * <p>Its waiters take turns (see {@link Turn} for the words): a subscribed waiter queues a ticket
+ * in {@code {name}:handoff}, and the release that ends the last hold grants the lock to the
+ * first live ticket and publishes it instead of {@code 0} ({@code grant.lua}); only an empty
+ * queue deletes the lock. Redisson clients ignore ticket messages and still hear {@code 0} when
+ * the queue is empty. A release may instead hand the lock over to an owner of its own client that
+ * waits for it ({@code lock_hand_over.lua}): the lock never becomes free in between. While
+ * Redisson's waiters listen too, a release yields: it frees the lock for them and keeps Relock's
+ * attempts off it for a moment ({@code {name}:yield}), or they would never get it.
+ */
+public class ReentrantDriver extends KeyDriver {
+
+    private final String type;
+    private final String queue;
+    private final String yield;
+
+    public ReentrantDriver(ClientRuntime runtime, LockKeys keys, String type) {
+        super(runtime, keys);
+        this.type = type;
+        this.queue = keys.ownKey("handoff");
+        this.yield = keys.ownKey("yield");
+    }
+
+    @Override
+    public String type() {
+        return type;
+    }
+
+    @Override
+    public CompletableFuture<Attempt> acquire(Request request) {
+        return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
+                new String[] {keys.key(), queue, yield}, request.lease(), request.field(), request.countBefore(),
+                Long.toString(request.ticket()), Long.toString(request.queuedTicket()), request.takeOver())
+                .thenApply(Attempt::fromTtl);
+    }
+
+    @Override
+    public CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
+            boolean countOthers, RedisGateway.Budget budget) {
+        return runtime.gateway().eval(Script.LOCK_HAND_OVER, ScriptOutputType.INTEGER, budget, false,
+                new String[] {keys.key(), queue, keys.channel()}, from, to, Long.toString(leaseMillis),
+                Long.toString(toTicket), countOthers ? "1" : "0");
+    }
+
+    @Override
+    public CompletableFuture<Long> release(Request request) {
+        return request.eval(runtime.gateway(), Script.LOCK_RELEASE, ScriptOutputType.INTEGER,
+                new String[] {keys.key(), keys.channel(), queue, yield}, UnlockChannels.UNLOCK_MESSAGE, request.lease(),
+                request.field(), request.countBefore());
+    }
+
+    @Override
+    public CompletableFuture<Long> rollback(String field, int countBefore) {
+        return runtime.gateway().eval(Script.LOCK_ROLLBACK, ScriptOutputType.INTEGER,
+                new String[] {keys.key(), keys.channel(), queue, yield}, field, Integer.toString(countBefore),
+                UnlockChannels.UNLOCK_MESSAGE);
+    }
+
+    @Override
+    public boolean takesTurns() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<?> abandon(String field, long ticket) {
+        if (ticket == 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return runtime.gateway().eval(Script.LOCK_LEAVE, ScriptOutputType.INTEGER,
+                new String[] {keys.key(), keys.channel(), queue, yield}, field, Long.toString(ticket),
+                UnlockChannels.UNLOCK_MESSAGE);
+    }
+
+    @Override
+    public CompletableFuture<Integer> holdCount(String field) {
+        return hashCount(field);
+    }
+
+    @Override
+    public Script renewScript() {
+        return Script.LOCK_RENEW;
+    }
+}

@@ -1,0 +1,194 @@
+package io.relock.internal.engine;
+
+import static io.relock.internal.engine.ModelScenarios.scenario;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.relock.internal.engine.LockDriver.Attempt;
+import io.relock.internal.engine.LockDriver.Request;
+import io.relock.internal.redis.WriteConfirmation;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Lincheck's model checker over one {@link Acquisition} racing against itself: the driver's
+ * replies arriving, the holder releasing (an unlock message), the caller's interrupt
+ * ({@link Acquisition#cancel()}), the client closing ({@link Acquisition#abort}) and the wait
+ * timing out, in every interleaving of a few of them. Redis, the pub/sub connection, the timer
+ * and the clock are stand-ins the model drives; the acquisition, its unlock channel (reference
+ * counts and parking) and the watchdog's records are the real ones. After each interleaving the
+ * model lets every reply and timeout still due happen, then checks what must hold however the
+ * race went.
+ */
+class AcquisitionModelTest {
+
+    @Test
+    void noInterleavingLeaksAHoldOrASubscriptionOrEndsAnAcquireTwice() {
+        new ModelCheckingOptions().iterations(2).invocationsPerIteration(150).threads(3).actorsPerThread(2)
+                // The first attempt wins while the client closes.
+                .addCustomScenario(scenario(Race.class, List.of("otherReleases"),
+                        List.of(List.of("reply"), List.of("close"))))
+                // The first attempt wins while the caller is interrupted.
+                .addCustomScenario(scenario(Race.class, List.of("otherReleases"),
+                        List.of(List.of("reply"), List.of("interrupt"))))
+                // Busy, subscribed, second attempt in flight: the holder releases while the wait
+                // times out and the caller is interrupted.
+                .addCustomScenario(scenario(Race.class, List.of("reply"),
+                        List.of(List.of("otherReleases", "reply"), List.of("timeOut"), List.of("interrupt"))))
+                // The first attempt finds the lock busy and subscribes while the client closes.
+                .addCustomScenario(scenario(Race.class, List.of(),
+                        List.of(List.of("reply"), List.of("close"))))
+                .addCustomScenario(scenario(Race.class, List.of(),
+                        List.of(List.of("close"), List.of("reply"))))
+                // Parked on the channel: the unlock message, the close and the timeout together.
+                .addCustomScenario(scenario(Race.class, List.of("reply", "reply"),
+                        List.of(List.of("otherReleases", "reply"), List.of("close"), List.of("timeOut"))))
+                .check(Race.class);
+    }
+
+    @Test
+    void aCloseWhileAWonAcquireIsBeingConfirmedUndoesIt() throws Exception {
+        Race race = new Race();
+        CompletableFuture<WriteConfirmation> replicas = new CompletableFuture<>();
+        race.client.confirmations = replicas;
+        race.otherReleases();
+        race.reply(); // the first attempt takes the lock; its confirmation waits
+        race.close();
+        assertThat(race.acquisition.result).isCompletedExceptionally();
+
+        replicas.complete(new WriteConfirmation(WriteConfirmation.Outcome.CONFIRMED, 0));
+        race.endedOnceWithNothingLeaked();
+        assertThat(race.holder()).as("undone on Redis").isEqualTo("nobody");
+    }
+
+    /** The model Lincheck drives; a fresh instance (and acquisition) per interleaving. */
+    public static class Race extends ModelRace {
+
+        private static final String NAME = "raced";
+        private static final String CHANNEL = "redisson_lock__channel:{raced}";
+
+        /** Who holds the lock on "Redis": another client at first, later perhaps this owner, or nobody. */
+        private String holder = "other"; // guarded by this
+        /** Acquire calls sent and not answered yet, oldest first. */
+        private final ArrayDeque<CompletableFuture<Attempt>> pending = new ArrayDeque<>(); // guarded by this
+        /** Whether Redis granted the lock to an attempt whose reply came after the interrupt. */
+        private volatile boolean wonAfterInterrupt;
+
+        public Race() {
+            begin(client.lock(new Driver(), NAME, CHANNEL));
+        }
+
+        /** The lock's driver on a Redis of one key: acquire succeeds when nobody holds it. */
+        private final class Driver extends ModelClient.Driver {
+
+            @Override
+            public String type() {
+                return "model";
+            }
+
+            @Override
+            public CompletableFuture<Attempt> acquire(Request request) {
+                CompletableFuture<Attempt> reply = new CompletableFuture<>();
+                synchronized (Race.this) {
+                    pending.addLast(reply);
+                }
+                return reply;
+            }
+
+            @Override
+            public CompletableFuture<Long> rollback(String field, int countBefore) {
+                synchronized (Race.this) {
+                    if (holder.equals(field)) {
+                        holder = "nobody";
+                        return CompletableFuture.completedFuture(1L);
+                    }
+                }
+                return CompletableFuture.completedFuture(0L);
+            }
+        }
+
+        synchronized String holder() {
+            return holder;
+        }
+
+        /** Redis answers the oldest acquire in flight: taken if nobody holds the lock, else busy. */
+        @Operation(nonParallelGroup = "io")
+        public void reply() {
+            CompletableFuture<Attempt> reply;
+            Attempt attempt;
+            boolean afterInterrupt = interrupted;
+            synchronized (this) {
+                reply = pending.pollFirst();
+                if (reply == null) {
+                    return;
+                }
+                if (holder.equals("nobody")) {
+                    holder = FIELD;
+                    attempt = Attempt.acquired(0);
+                    wonAfterInterrupt |= afterInterrupt;
+                } else {
+                    attempt = Attempt.busy(5_000);
+                }
+            }
+            reply.complete(attempt);
+        }
+
+        /** The other client unlocks: the key goes, and the unlock message reaches this client's channel. */
+        @Operation(nonParallelGroup = "io")
+        public void otherReleases() {
+            synchronized (this) {
+                if (!holder.equals("other")) {
+                    return;
+                }
+                holder = "nobody";
+            }
+            client.channels.onMessage(CHANNEL, UnlockChannels.UNLOCK_MESSAGE);
+        }
+
+        /**
+         * Lets the acquire run to its end (replies answered, timeouts fired, bounded), then checks:
+         * it ended once; an acquire won after the interrupt was undone; the caller's answer
+         * matches Redis and the watchdog's records (so one won around a close was undone or
+         * reported as held); the channel was given back exactly once; the client no longer lists
+         * the wait.
+         */
+        @Validate
+        public void endedOnceWithNothingLeaked() throws Exception {
+            for (int step = 0; step < 20 && !acquisition.result.isDone(); step++) {
+                reply();
+                timeOut();
+            }
+            if (!acquisition.result.isDone()) {
+                throw new IllegalStateException("the acquire never ended: " + acquisition);
+            }
+            if (client.ends.get() != 1) {
+                throw new IllegalStateException("the acquire ended " + client.ends.get() + " times");
+            }
+            boolean acquired = !acquisition.result.isCompletedExceptionally() && acquisition.result.get().acquired();
+            String held;
+            synchronized (this) {
+                held = holder;
+            }
+            if (acquired && wonAfterInterrupt) {
+                throw new IllegalStateException("an acquire that won after the interrupt was kept, not undone");
+            }
+            if (acquired != held.equals(FIELD)) {
+                throw new IllegalStateException("caller told acquired=" + acquired + " but Redis holder is " + held);
+            }
+            if (acquired != (client.watchdog.size() == 1)) {
+                throw new IllegalStateException("caller told acquired=" + acquired + " but the watchdog tracks "
+                        + client.watchdog.size() + " holds");
+            }
+            if (!client.channelsGivenBack()) {
+                throw new IllegalStateException(client.channelsText());
+            }
+            if (client.anyWaiting()) {
+                throw new IllegalStateException("the client still lists the wait");
+            }
+        }
+    }
+}

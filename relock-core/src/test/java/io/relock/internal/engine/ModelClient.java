@@ -1,0 +1,262 @@
+package io.relock.internal.engine;
+
+import io.netty.util.Timer;
+import io.relock.AcquireEvent;
+import io.relock.LockObserver;
+import io.relock.internal.Observers;
+import io.relock.internal.engine.LockDriver.Request;
+import io.relock.internal.lease.Watchdog;
+import io.relock.internal.lease.WatchdogTest;
+import io.relock.internal.redis.LockKeys;
+import io.relock.internal.redis.RedisGateway;
+import io.relock.internal.redis.Script;
+import io.relock.internal.redis.WriteConfirmation;
+import io.relock.internal.redis.WriteGateway;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The client an {@link Acquisition} runs on in the model tests, on stand-ins: a confirmed write
+ * path, unlock channels on a fake pub/sub connection that counts (un)subscribes, a watchdog that
+ * never ticks, a clock and a timer the model moves. The acquisition, its channel (reference
+ * counts, parking) and the watchdog's records are the real ones. A fresh one per interleaving.
+ */
+final class ModelClient extends LockClient {
+
+    final AtomicLong clock = new AtomicLong(TimeUnit.SECONDS.toNanos(100));
+    final ManualTimer timer = new ManualTimer();
+    final AtomicInteger subscribes = new AtomicInteger();
+    final AtomicInteger unsubscribes = new AtomicInteger();
+    /** Acquires that ended, as the observers saw them. */
+    final AtomicInteger ends = new AtomicInteger();
+    /** When set, every write confirmation waits for it (only plain tests set it). */
+    volatile CompletableFuture<WriteConfirmation> confirmations;
+
+    // Built here rather than read from WriteConfirmation.CONFIRMED: Lincheck cannot restore a
+    // record class's static fields between interleavings (Unsafe refuses their offsets).
+    private final WriteConfirmation confirmed = new WriteConfirmation(WriteConfirmation.Outcome.CONFIRMED, 0);
+    private final List<Acquisition> waiting = new ArrayList<>(); // guarded by this
+    final Watchdog watchdog = new Watchdog(new WatchdogTest.FakeRenewals(), timer, clock::get, 30_000,
+            (hold, cause) -> hold.lock.holdLost(), new Observers(List.of()), () -> { });
+    private final Observers observers = new Observers(List.of(new LockObserver() {
+        @Override
+        public void onAcquireEnd(AcquireEvent event, Object context) {
+            ends.incrementAndGet();
+        }
+    }));
+    final UnlockChannels channels = new UnlockChannels(new UnlockChannels.Commands() {
+        @Override
+        public CompletableFuture<Void> subscribe(String channel) {
+            subscribes.incrementAndGet();
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletableFuture<Void> unsubscribe(String channel) {
+            unsubscribes.incrementAndGet();
+            return CompletableFuture.completedFuture(null);
+        }
+    }, timer, false);
+    private final WriteGateway gateway = new WriteGateway() {
+        @Override
+        public long connectionEpoch() {
+            return 0;
+        }
+
+        @Override
+        public CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore) {
+            CompletableFuture<WriteConfirmation> gate = confirmations;
+            return gate != null ? gate : CompletableFuture.completedFuture(confirmed);
+        }
+
+        @Override
+        public int replicaSyncMinReplicas() {
+            return 0;
+        }
+
+        @Override
+        public long replicaSyncTimeoutMillis() {
+            return 0;
+        }
+    };
+
+    @Override
+    public long nanoTime() {
+        return clock.get();
+    }
+
+    @Override
+    public Observers observers() {
+        return observers;
+    }
+
+    @Override
+    public Watchdog watchdog() {
+        return watchdog;
+    }
+
+    @Override
+    public WriteGateway gateway() {
+        return gateway;
+    }
+
+    @Override
+    public Timer timer() {
+        return timer;
+    }
+
+    @Override
+    public RedisGateway.Budget budget(long waitDeadlineNanos) {
+        return new RedisGateway.Budget(waitDeadlineNanos, waitDeadlineNanos);
+    }
+
+    @Override
+    public UnlockChannels channels() {
+        return channels;
+    }
+
+    @Override
+    public java.util.concurrent.Executor executor() {
+        return Runnable::run;
+    }
+
+    @Override
+    public synchronized void register(Acquisition acquisition) {
+        waiting.add(acquisition);
+    }
+
+    @Override
+    public synchronized void unregister(Acquisition acquisition) {
+        waiting.remove(acquisition);
+    }
+
+    synchronized boolean anyWaiting() {
+        return !waiting.isEmpty();
+    }
+
+    /** Whether every subscription was given back, each exactly once. */
+    boolean channelsGivenBack() {
+        return channels.subscribedChannels() == 0 && unsubscribes.get() == subscribes.get();
+    }
+
+    String channelsText() {
+        return subscribes + " subscribes, " + unsubscribes + " unsubscribes, " + channels.subscribedChannels()
+                + " channels still subscribed";
+    }
+
+    /** The lock as an acquisition sees it, on {@code driver}; owner fields are {@code client:<owner>}. */
+    Lock lock(LockDriver driver, String name, String channel) {
+        return new Lock(this, driver, new LockKeys(name, name, channel));
+    }
+
+    /** A driver on a model of Redis: the models only acquire, undo and leave; the rest is refused. */
+    abstract static class Driver implements LockDriver {
+
+        @Override
+        public CompletableFuture<Integer> holdCount(String field) {
+            return CompletableFuture.completedFuture(0);
+        }
+
+        @Override
+        public CompletableFuture<Long> release(Request request) {
+            throw new UnsupportedOperationException("the model only acquires");
+        }
+
+        @Override
+        public CompletableFuture<Long> forceRelease() {
+            throw new UnsupportedOperationException("the model only acquires");
+        }
+
+        @Override
+        public CompletableFuture<Boolean> isLocked() {
+            throw new UnsupportedOperationException("the model only acquires");
+        }
+
+        @Override
+        public Script renewScript() {
+            return Script.LOCK_RENEW;
+        }
+    }
+
+    /** A lock on the model client; an undo goes straight to the driver, as the engine's does. */
+    static final class Lock extends AcquirableLock {
+
+        private final ModelClient client;
+        private final LockDriver driver;
+        private final LockKeys keys;
+
+        Lock(ModelClient client, LockDriver driver, LockKeys keys) {
+            this.client = client;
+            this.driver = driver;
+            this.keys = keys;
+        }
+
+        @Override
+        public String getName() {
+            return keys.name();
+        }
+
+        @Override
+        public String key() {
+            return keys.key();
+        }
+
+        @Override
+        public String type() {
+            return driver.type();
+        }
+
+        @Override
+        public Script renewScript() {
+            return driver.renewScript();
+        }
+
+        @Override
+        LockClient client() {
+            return client;
+        }
+
+        @Override
+        LockDriver driver() {
+            return driver;
+        }
+
+        @Override
+        LockKeys keys() {
+            return keys;
+        }
+
+        @Override
+        WaitPolicy waitPolicy() {
+            return WaitPolicy.PUB_SUB;
+        }
+
+        @Override
+        public String fieldOf(long owner) {
+            return "client:" + owner;
+        }
+
+        @Override
+        String describe(String operation) {
+            return operation + " lock '" + keys.name() + "'";
+        }
+
+        @Override
+        CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
+            return driver.rollback(fieldOf(owner), countBefore);
+        }
+
+        /** As the engine's: waiters parked behind a lost hold ask Redis themselves. */
+        @Override
+        public void holdLost() {
+            Turn turn = client.channels.existing(keys.channel());
+            if (turn != null) {
+                turn.releasedThroughRedis();
+            }
+        }
+    }
+}
