@@ -16,10 +16,18 @@ abstract class KeyDriver implements LockDriver {
 
     final ClientRuntime runtime;
     final LockKeys keys;
+    private final String type;
 
-    KeyDriver(ClientRuntime runtime, LockKeys keys) {
+    KeyDriver(ClientRuntime runtime, LockKeys keys, String type) {
         this.runtime = runtime;
         this.keys = keys;
+        this.type = type;
+    }
+
+    /** The type's name, as {@link LockTypes} gave it. */
+    @Override
+    public final String type() {
+        return type;
     }
 
     /** The count in the lock hash's field {@code field}, 0 when it has none. */

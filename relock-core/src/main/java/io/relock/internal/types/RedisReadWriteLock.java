@@ -50,21 +50,13 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
     /** What both halves read and remove the same way, each in its own mode. */
     private abstract static class ModeDriver extends KeyDriver {
 
-        private final String mode;
-
         ModeDriver(ClientRuntime runtime, LockKeys keys, String mode) {
-            super(runtime, keys);
-            this.mode = mode;
-        }
-
-        @Override
-        public String type() {
-            return mode;
+            super(runtime, keys, mode);
         }
 
         @Override
         public String noun() {
-            return mode + " lock";
+            return type() + " lock";
         }
 
         @Override
@@ -75,13 +67,13 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         /** Whether the lock is in this half's mode: some reader (or the writer) holds it. */
         @Override
         public CompletableFuture<Boolean> isLocked() {
-            return runtime.gateway().hashField(keys.key(), "mode").thenApply(mode::equals);
+            return runtime.gateway().hashField(keys.key(), "mode").thenApply(type()::equals);
         }
 
         @Override
         public CompletableFuture<Long> forceRelease() {
             return runtime.gateway().eval(Script.RW_FORCE_RELEASE, ScriptOutputType.INTEGER,
-                    new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE, mode, forcedNoteMillis());
+                    new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE, type(), forcedNoteMillis());
         }
     }
 

@@ -25,20 +25,13 @@ import java.util.concurrent.CompletableFuture;
  */
 public class ReentrantDriver extends KeyDriver {
 
-    private final String type;
     private final String queue;
     private final String yield;
 
     public ReentrantDriver(ClientRuntime runtime, LockKeys keys, String type) {
-        super(runtime, keys);
-        this.type = type;
+        super(runtime, keys, type);
         this.queue = keys.ownKey("handoff");
         this.yield = keys.ownKey("yield");
-    }
-
-    @Override
-    public String type() {
-        return type;
     }
 
     @Override

@@ -16,16 +16,8 @@ final class SimpleDriver extends KeyDriver {
 
     private static final long ALREADY_HELD = -3;
 
-    private final String type;
-
     SimpleDriver(ClientRuntime runtime, LockKeys keys, String type) {
-        super(runtime, keys);
-        this.type = type;
-    }
-
-    @Override
-    public String type() {
-        return type;
+        super(runtime, keys, type);
     }
 
     @Override
