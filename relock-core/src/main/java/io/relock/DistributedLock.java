@@ -1,5 +1,6 @@
 package io.relock;
 
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
@@ -184,6 +185,46 @@ public interface DistributedLock extends Lock {
      */
     @Override
     void unlock();
+
+    /**
+     * Releases one hold of the calling thread, but keeps the lock's last hold until it has lasted
+     * at least {@code holdAtLeast}: a release with a minimum hold, for a job that must run at most
+     * once per period on any node (ShedLock's {@code lockAtLeastFor}). An overload of
+     * {@code unlock} because in every case it ends the caller's hold, at once or when the
+     * minimum is over; the parameter is named as {@code @WithLock(holdAtLeast)}.
+     * <ul>
+     * <li>When this is the owner's last hold and less than {@code holdAtLeast} has passed since it
+     * was acquired (by this client's clock, from when the acquire was answered), the lock stays
+     * held on Redis for the rest of that time: its lease is set to what is left (only if this owner
+     * still holds it) and waiters are woken to look at the new expiry. The client forgets the
+     * hold: the watchdog no longer renews it, it is not handed to a waiter, and
+     * {@link Relock#heldLocks()} no longer lists it. Every other owner, in this client or another,
+     * finds the lock held until the lease ends and gets it no earlier. With a fixed
+     * {@code leaseTime}, the lock is never kept past that lease ({@code lockAtMostFor}).</li>
+     * <li>Otherwise (the time has passed, {@code holdAtLeast} is zero, or a re-entrant owner holds
+     * it more than once) exactly as {@link #unlock()}.</li>
+     * </ul>
+     * While the lock is kept, {@link #isHeldByCurrentThread()} still answers {@code true} (it asks
+     * Redis, where this owner holds it until the lease ends), and a later {@link #unlock()} by the
+     * same owner releases it at once: the way to cut the minimum short.
+     * <p>Implemented by the reentrant, fair, fenced, spin and simple locks and the write half of a
+     * read-write lock; the read half and multi-locks ({@code getMultiLock}, {@code getRedLock})
+     * throw {@link UnsupportedOperationException}: a read hold shares the lease with other
+     * readers, and a multi-lock's members would each keep their own.
+     * @param holdAtLeast the minimum time the lock is held, counted from the acquire
+     * @throws NullPointerException if {@code holdAtLeast} is null
+     * @throws IllegalArgumentException if {@code holdAtLeast} is negative
+     * @throws IllegalMonitorStateException if the calling thread does not hold the lock, as
+     *     {@link #unlock()}
+     * @throws UnsupportedOperationException if this kind of lock cannot be kept (see above)
+     * @throws RelockException if Redis fails; the hold is then no longer renewed and ends with
+     *     its lease (it is never released earlier than asked), and {@link #unlock()} may still
+     *     release it
+     */
+    default void unlock(Duration holdAtLeast) {
+        checkHoldAtLeast(holdAtLeast);
+        throw new UnsupportedOperationException("lock '" + getName() + "' cannot be released with a minimum hold");
+    }
 
     /**
      * Releases the lock whoever holds it, however often it was entered, and wakes waiters.
@@ -512,6 +553,30 @@ public interface DistributedLock extends Lock {
      *     {@link RelockException} if Redis fails
      */
     CompletionStage<Void> unlockAsync(long ownerThreadId);
+
+    /**
+     * Releases one hold of the given owner with a minimum hold, as {@link #unlock(Duration)}.
+     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @param holdAtLeast the minimum time the lock is held, counted from the acquire
+     * @return completes when released or kept; completes exceptionally with
+     *     {@link IllegalMonitorStateException} if that owner does not hold the lock, or with
+     *     {@link RelockException} if Redis fails
+     * @throws NullPointerException if {@code holdAtLeast} is null (thrown, not in the stage)
+     * @throws IllegalArgumentException if {@code holdAtLeast} is negative
+     * @throws UnsupportedOperationException if this kind of lock cannot be kept (see
+     *     {@link #unlock(Duration)})
+     */
+    default CompletionStage<Void> unlockAsync(long ownerThreadId, Duration holdAtLeast) {
+        checkHoldAtLeast(holdAtLeast);
+        throw new UnsupportedOperationException("lock '" + getName() + "' cannot be released with a minimum hold");
+    }
+
+    private static void checkHoldAtLeast(Duration holdAtLeast) {
+        Objects.requireNonNull(holdAtLeast, "holdAtLeast must not be null");
+        if (holdAtLeast.isNegative()) {
+            throw new IllegalArgumentException("holdAtLeast must not be negative: " + holdAtLeast);
+        }
+    }
 
     /**
      * Not supported: a distributed lock has no condition variables.

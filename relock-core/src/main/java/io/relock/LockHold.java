@@ -1,5 +1,7 @@
 package io.relock;
 
+import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -48,6 +50,43 @@ public final class LockHold implements AutoCloseable {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Releases this hold with {@link DistributedLock#unlock(Duration)}: the lock stays held until
+     * it has lasted at least {@code holdAtLeast} since this hold was taken. Only the first call
+     * of either {@code close} acts, so the try-with-resources' own {@code close()} after this
+     * one does nothing:
+     * <pre>{@code
+     * try (LockHold hold = lock.tryHold()) {
+     *     if (hold == null) {
+     *         return; // another node ran it this period
+     *     }
+     *     report.send();
+     *     hold.close(Duration.ofSeconds(50)); // if it threw, the lock is released at once instead
+     * }
+     * }</pre>
+     *
+     * @param holdAtLeast the minimum time the lock is held, counted from the acquire
+     * @throws NullPointerException if {@code holdAtLeast} is null (the hold is not spent)
+     * @throws IllegalArgumentException if {@code holdAtLeast} is negative (the hold is not spent)
+     * @throws IllegalMonitorStateException if the calling thread does not hold the lock
+     * @throws UnsupportedOperationException if the lock cannot be kept (the hold is not spent)
+     * @throws RelockException if Redis fails
+     */
+    public void close(Duration holdAtLeast) {
+        Objects.requireNonNull(holdAtLeast, "holdAtLeast must not be null");
+        if (holdAtLeast.isNegative()) {
+            throw new IllegalArgumentException("holdAtLeast must not be negative: " + holdAtLeast);
+        }
+        if (closed.compareAndSet(false, true)) {
+            try {
+                lock.unlock(holdAtLeast);
+            } catch (UnsupportedOperationException e) {
+                closed.set(false);
+                throw e;
+            }
         }
     }
 

@@ -64,6 +64,8 @@ public final class Watchdog {
     private final Runnable everyTick;
     private final AtomicBoolean renewing = new AtomicBoolean();
     private volatile boolean stopped;
+    /** The tick whose renewals are in flight, or a completed future (see {@link #settled()}). */
+    private volatile CompletableFuture<Void> inFlight = CompletableFuture.completedFuture(null);
     /** When the next tick is due, for its lag. */
     private volatile long plannedNanos;
 
@@ -185,6 +187,14 @@ public final class Watchdog {
         }
     }
 
+    /**
+     * Completes once the renewals in flight now are answered: a hold {@linkplain #forget forgotten}
+     * before this call is renewed by no write that reaches Redis after it completes. Never fails.
+     */
+    public CompletableFuture<Void> settled() {
+        return inFlight;
+    }
+
     public int size() {
         return holds.size();
     }
@@ -221,8 +231,19 @@ public final class Watchdog {
             }
             if (!stopped && renewing.compareAndSet(false, true)) {
                 Tally tally = new Tally();
-                renewAll(tally).whenComplete((ignored, error) -> {
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                inFlight = done;
+                CompletableFuture<Void> renewals;
+                try {
+                    renewals = renewAll(tally);
+                } catch (RuntimeException e) {
+                    // Settled all the same, or the next ticks and a waiting settled() would hang.
+                    LOG.warn("watchdog tick failed; the next tick tries again", e);
+                    renewals = CompletableFuture.completedFuture(null);
+                }
+                renewals.whenComplete((ignored, error) -> {
                     renewing.set(false);
+                    done.complete(null);
                     if (observers.any()) {
                         observers.ticked(new WatchdogTickEvent(tally.renewed.get(), tally.failed.get(),
                                 tally.lost.get(), lagNanos));

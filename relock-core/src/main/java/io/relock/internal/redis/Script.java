@@ -21,6 +21,7 @@ public enum Script {
     LOCK_HAND_OVER("lock_hand_over"),
     LOCK_FORCE_RELEASE("lock_force_release", "lock_rule"),
     LOCK_RENEW("lock_renew", "lock_rule"),
+    LOCK_KEEP("lock_keep", "lock_rule"),
     FENCED_ACQUIRE("fenced_acquire"),
     FENCED_TOKEN("fenced_token"),
     SIMPLE_ACQUIRE("simple_acquire"),
