@@ -45,6 +45,7 @@ final class LockPlan {
     private final WithLock.Type type;
     private final Duration waitTime;
     private final Duration leaseTime;
+    private final Duration holdAtLeast;
     private final WithLock.OnNotAcquired onNotAcquired;
     private final Method fallback;
     private final boolean fallbackTakesException;
@@ -78,6 +79,15 @@ final class LockPlan {
         this.type = annotation.type();
         this.waitTime = duration(annotation.waitTime(), "waitTime", true);
         this.leaseTime = duration(annotation.leaseTime(), "leaseTime", false);
+        Duration minimum = duration(annotation.holdAtLeast(), "holdAtLeast", true);
+        this.holdAtLeast = minimum == null || minimum.isZero() ? null : minimum;
+        if (holdAtLeast != null && leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
+            throw invalid("holdAtLeast '" + annotation.holdAtLeast() + "' is longer than leaseTime '"
+                    + annotation.leaseTime() + "': the lease ends every hold, so the lock could not be kept that long");
+        }
+        if (holdAtLeast != null && type == WithLock.Type.READ) {
+            throw invalid("holdAtLeast cannot keep a READ lock: a read hold shares its lease with other readers");
+        }
         WithLock.OnNotAcquired mode = annotation.onNotAcquired();
         String fallbackName = annotation.fallback();
         if (!fallbackName.isEmpty() && mode == WithLock.OnNotAcquired.THROW) {
@@ -149,7 +159,11 @@ final class LockPlan {
     }
 
     LockRunner.Request request(Object target, Object[] args) {
-        return RelockTemplate.request(type, names(target, args), waitTime, leaseTime);
+        LockRunner.Request request = RelockTemplate.request(type, names(target, args), waitTime, leaseTime);
+        if (holdAtLeast == null) {
+            return request;
+        }
+        return new LockRunner.Request(request.type(), request.names(), waitTime, leaseTime, holdAtLeast);
     }
 
     Object notAcquired(LockNotAcquiredException notAcquired, Object target, Object[] args) throws Throwable {

@@ -33,8 +33,17 @@ final class LockRunner {
         T handle(LockNotAcquiredException notAcquired) throws Throwable;
     }
 
-    /** One guarded call's lock: type, sorted distinct names, wait (null: the default), lease (null: watchdog). */
-    record Request(WithLock.Type type, List<String> names, Duration waitTime, Duration leaseTime) {}
+    /**
+     * One guarded call's lock: type, sorted distinct names, wait (null: the default), lease (null:
+     * watchdog), and the minimum hold (null: none; see {@link WithLock#holdAtLeast()}).
+     */
+    record Request(WithLock.Type type, List<String> names, Duration waitTime, Duration leaseTime,
+            Duration holdAtLeast) {
+
+        Request(WithLock.Type type, List<String> names, Duration waitTime, Duration leaseTime) {
+            this(type, names, waitTime, leaseTime, null);
+        }
+    }
 
     private final Relock relock;
     private final boolean throwOnLost;
@@ -63,6 +72,11 @@ final class LockRunner {
     }
 
     <T> T run(Request request, Body<T> body, NotAcquired<T> notAcquired) throws Throwable {
+        if (request.holdAtLeast() != null && request.names().size() > 1) {
+            throw new IllegalArgumentException("a minimum hold (holdAtLeast " + request.holdAtLeast()
+                    + ") needs one lock, not the " + request.names().size() + " of " + request.names()
+                    + ": no lock was taken and the code did not run");
+        }
         DistributedLock lock = lockOf(request);
         Duration waitTime = request.waitTime() != null ? request.waitTime() : defaultWaitTime;
         long waitMillis = waitTime == null ? Long.MAX_VALUE : millis(waitTime);
@@ -93,7 +107,13 @@ final class LockRunner {
         boolean lost = held.isLost();
         Throwable lostCause = held.lostCause();
         try {
-            lock.unlock();
+            if (request.holdAtLeast() != null) {
+                // Kept whatever the outcome, as ShedLock's lockAtLeastFor: a job that failed fast
+                // is not run again by another node in the same period.
+                lock.unlock(request.holdAtLeast());
+            } else {
+                lock.unlock();
+            }
         } catch (IllegalMonitorStateException e) {
             // The lease ran out or the watchdog lost the lock: this client no longer holds it.
             lost = true;

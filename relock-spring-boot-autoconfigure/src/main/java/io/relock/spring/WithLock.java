@@ -113,6 +113,23 @@ public @interface WithLock {
     String leaseTime() default "";
 
     /**
+     * The minimum time the lock is held, in Spring's duration format ({@code "50s"},
+     * {@code ${…}} resolved): when the method returns (or throws) earlier, the lock stays held
+     * for the rest of that time, counted from the acquire: its lease is set to what is left and
+     * the watchdog stops renewing it ({@code DistributedLock.unlock(Duration)}). A node whose
+     * trigger fires a little later finds it held and, with {@link OnNotAcquired#SKIP}, skips: a
+     * {@code @Scheduled} job runs once per period across all nodes, ShedLock's
+     * {@code lockAtLeastFor}, while {@link #leaseTime()} plays {@code lockAtMostFor}. Empty or
+     * {@code "0"}: none, the lock is released when the method returns. Checked at start-up: it
+     * must not be longer than {@code leaseTime}, and a {@link Type#READ} lock cannot be kept; a
+     * {@link #key()} that names several locks is refused at the call
+     * ({@link IllegalArgumentException}, nothing taken). A nested call that re-enters the lock
+     * releases it as usual; only the outermost hold is kept.
+     * @return the minimum hold
+     */
+    String holdAtLeast() default "";
+
+    /**
      * What the caller gets when the lock is not acquired within {@link #waitTime()}. Defaults to
      * {@link OnNotAcquired#THROW}, or to {@link OnNotAcquired#FALLBACK} when {@link #fallback()}
      * is set.
