@@ -3,7 +3,6 @@ package io.relock.internal.engine;
 import io.relock.DistributedLock;
 import io.relock.ForceUnlockEvent;
 import io.relock.ReleaseEvent;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.Observers;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
@@ -41,13 +40,14 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
 
-    public final ClientRuntime runtime;
+    /** The client it runs in; the multi-locks over engines read it too. */
+    public final LockClient client;
     private final LockKeys keys;
     private final LockDriver driver;
     private final WaitPolicy wait;
 
-    public LockEngine(ClientRuntime runtime, LockKeys keys, LockDriver driver, WaitPolicy wait) {
-        this.runtime = runtime;
+    public LockEngine(LockClient client, LockKeys keys, LockDriver driver, WaitPolicy wait) {
+        this.client = client;
         this.keys = keys;
         this.driver = driver;
         this.wait = wait;
@@ -85,12 +85,12 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     @Override
     LockClient client() {
-        return runtime;
+        return client;
     }
 
     @Override
     public String fieldOf(long owner) {
-        return driver.fieldOf(runtime.field(owner));
+        return driver.fieldOf(client.field(owner));
     }
 
     @Override
@@ -109,14 +109,14 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
     }
 
     public void checkOpen() {
-        runtime.checkOpen();
+        client.checkOpen();
     }
 
     @Override
     public boolean forceUnlock() {
-        runtime.checkOpen();
+        client.checkOpen();
         boolean removed = Futures.await(driver.forceRelease(), describe("force-unlock")) == 1;
-        Observers observers = runtime.observers();
+        Observers observers = client.observers();
         if (observers.any()) {
             observers.forceUnlocked(new ForceUnlockEvent(getName(), type(), removed));
         }
@@ -196,20 +196,20 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
     }
 
     private int holdCount(long owner) {
-        runtime.checkOpen();
+        client.checkOpen();
         return Futures.await(driver.holdCount(fieldOf(owner)), describe("read hold count of"));
     }
 
     @Override
     public boolean isLocked() {
-        runtime.checkOpen();
+        client.checkOpen();
         return Futures.await(driver.isLocked(), describe("check"));
     }
 
     @Override
     public long remainTimeToLive() {
-        runtime.checkOpen();
-        return Futures.await(runtime.gateway().ttl(keys.key()), describe("read TTL of"));
+        client.checkOpen();
+        return Futures.await(client.ttl(keys.key()), describe("read TTL of"));
     }
 
     @Override
@@ -247,11 +247,11 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * sees the {@link InterruptedException}. A hold won in that window is released again.
      */
     private void settleAfterInterrupt(Acquisition acquisition, InterruptedException interrupt) {
-        long bound = 3 * runtime.config().commandTimeout().toMillis() + 1000;
-        long deadline = runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
+        long bound = 3 * client.commandTimeoutMillis() + 1000;
+        long deadline = client.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
         while (true) {
             try {
-                if (acquisition.result.get(Math.max(0, deadline - runtime.nanoTime()), TimeUnit.NANOSECONDS)
+                if (acquisition.result.get(Math.max(0, deadline - client.nanoTime()), TimeUnit.NANOSECONDS)
                         .acquired()) {
                     release(acquisition.owner).get(bound, TimeUnit.MILLISECONDS);
                 }
@@ -308,7 +308,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     /** Starts an acquire; {@code callerBlocks} when the caller waits for the result (the synchronous API). */
     Acquisition start(long owner, long waitNanos, long leaseMillis, boolean callerBlocks) {
-        runtime.checkOpen();
+        client.checkOpen();
         Acquisition acquisition = new Acquisition(this, owner, waitNanos, leaseMillis, callerBlocks);
         acquisition.begin();
         return acquisition;
@@ -320,27 +320,27 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * else goes through Redis: granted to another client's ticket, or free.
      */
     public CompletableFuture<Void> release(long owner) {
-        runtime.checkOpen();
-        Hold hold = runtime.watchdog().get(this, owner);
+        client.checkOpen();
+        Hold hold = client.watchdog().get(this, owner);
         if (hold != null && hold.writePending()) {
             // The owner was told it held before Redis answered: this release follows that write.
             return hold.pending.thenCompose(ignored -> release(owner));
         }
         if (hold != null && hold.count == 1 && !hold.lost) {
-            Turn turn = runtime.channels().existing(keys.channel());
+            Turn turn = client.channels().existing(keys.channel());
             CompletableFuture<Void> handedOver = turn == null ? null
-                    : turn.handOver(this, hold, runtime.gateway().replicaSync(), runtime.gateway().budget());
+                    : turn.handOver(this, hold, client.replicaSync(), client.budget());
             if (handedOver != null) {
                 return handedOver;
             }
         }
         String field = fieldOf(owner);
-        long lease = hold != null ? hold.leaseMillis : runtime.watchdog().leaseMillis();
+        long lease = hold != null ? hold.leaseMillis : client.watchdog().leaseMillis();
         if (hold != null) {
             hold.releasing.incrementAndGet();
         }
         int held = hold != null ? hold.count : 0;
-        return releaseConfirmed(new Request(field, lease, held, runtime.gateway().budget(), false))
+        return releaseConfirmed(new Request(field, lease, held, client.budget(), false))
                 .handle((outcome, error) -> {
                     try {
                         return settleRelease(hold, field, held, outcome, error);
@@ -362,15 +362,15 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
             if (hold == null) {
                 throw Exceptions.notHeld(getName(), field);
             }
-            runtime.watchdog().forget(hold);
-            hold.released(runtime, ReleaseEvent.Outcome.LOST);
+            client.watchdog().forget(hold);
+            hold.released(client, ReleaseEvent.Outcome.LOST);
             releasedThroughRedis();
             throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
         }
         if (outcome == 1) {
             if (hold != null) {
-                runtime.watchdog().forget(hold);
-                hold.released(runtime, ReleaseEvent.Outcome.RELEASED);
+                client.watchdog().forget(hold);
+                hold.released(client, ReleaseEvent.Outcome.RELEASED);
             }
             releasedThroughRedis();
         } else if (hold != null) {
@@ -389,7 +389,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * waiters of this client parked behind it must not wait for a hand-over that will not come.
      */
     private void releasedThroughRedis() {
-        Turn turn = runtime.channels().existing(keys.channel());
+        Turn turn = client.channels().existing(keys.channel());
         if (turn != null) {
             turn.releasedThroughRedis();
         }
@@ -403,7 +403,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * is renewed by no one, so it expires with its lease.
      */
     private CompletableFuture<Long> releaseConfirmed(Request request) {
-        long epoch = runtime.gateway().connectionEpoch();
+        long epoch = client.gateway().connectionEpoch();
         CompletableFuture<Long> reply;
         try {
             reply = driver.release(request);
@@ -412,9 +412,9 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         }
         return reply.thenCompose(outcome -> outcome == null
                 ? CompletableFuture.completedFuture(null)
-                : runtime.gateway().confirmWrite(keys.key(), epoch).handle((confirmation, error) -> {
+                : client.gateway().confirmWrite(keys.key(), epoch).handle((confirmation, error) -> {
                     if (error == null && confirmation.unsure()
-                            && request.budget().deadlineNanos() - runtime.nanoTime() > 0) {
+                            && request.budget().deadlineNanos() - client.nanoTime() > 0) {
                         return releaseConfirmed(new Request(request.field(), request.leaseMillis(),
                                 request.holdsBefore(), request.budget(), true));
                     }
@@ -423,7 +423,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
                                 + "now may bring the hold back until its lease runs out", getName(),
                                 error != null ? Exceptions.unwrap(error).toString()
                                         : confirmation.unsure() ? "the connection was re-established"
-                                                : confirmation.acks() + " of " + runtime.gateway().replicaSyncMinReplicas()
+                                                : confirmation.acks() + " of " + client.gateway().replicaSyncMinReplicas()
                                                         + " replicas acknowledged");
                     }
                     return CompletableFuture.completedFuture(outcome);
