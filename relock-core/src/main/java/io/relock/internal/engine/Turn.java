@@ -17,6 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>The words, used everywhere else in the engine, its scripts and the README:
  * <ul>
+ *   <li><b>hand-off</b>: the lock going from its holder straight to a waiter, never free in
+ *       between: a hand-over within the client, or a grant and its claim across clients.
  *   <li><b>ticket</b>: a waiter's place in the lock's queue on Redis ({@code {name}:handoff}), a
  *       random number of 2 or more that a subscribed attempt queues with (0 and 1 are unlock
  *       messages). Each attempt queues with a new ticket, replacing the one before, so a ticket
