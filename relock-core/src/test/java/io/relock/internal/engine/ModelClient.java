@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * releases, its channel (reference counts, parking) and the watchdog's records are the real ones.
  * A fresh one per interleaving.
  */
-final class ModelClient extends LockClient {
+public final class ModelClient extends LockClient {
 
     final AtomicLong clock = new AtomicLong(TimeUnit.SECONDS.toNanos(100));
     final ManualTimer timer = new ManualTimer();
@@ -42,8 +42,7 @@ final class ModelClient extends LockClient {
     // record class's static fields between interleavings (Unsafe refuses their offsets).
     private final WriteConfirmation confirmed = new WriteConfirmation(WriteConfirmation.Outcome.CONFIRMED, 0);
     private final List<Acquisition> waiting = new ArrayList<>(); // guarded by this
-    final Watchdog watchdog = new Watchdog(new WatchdogTest.FakeRenewals(), timer, clock::get, 30_000,
-            (hold, cause) -> hold.lock.holdLost(), new Observers(List.of()), () -> { });
+    final Watchdog watchdog;
     private final Observers observers = new Observers(List.of(new LockObserver() {
         @Override
         public void onAcquireEnd(AcquireEvent event, Object context) {
@@ -85,6 +84,17 @@ final class ModelClient extends LockClient {
             return 0;
         }
     };
+
+    /** With a watchdog that never ticks and tells a loss to the lock. */
+    ModelClient() {
+        watchdog = new Watchdog(new WatchdogTest.FakeRenewals(), timer, clock::get, 30_000,
+                (hold, cause) -> hold.lock.holdLost(), new Observers(List.of()), () -> { });
+    }
+
+    /** With the watchdog a model of it drives. */
+    public ModelClient(Watchdog watchdog) {
+        this.watchdog = watchdog;
+    }
 
     @Override
     public long nanoTime() {
@@ -195,12 +205,12 @@ final class ModelClient extends LockClient {
     }
 
     /** The real engine of a lock on this client, on {@code driver}; owner fields are {@code client:<owner>}. */
-    LockEngine lock(LockDriver driver, String name, String channel) {
+    public LockEngine lock(LockDriver driver, String name, String channel) {
         return new LockEngine(this, new LockKeys(name, name, channel), driver, WaitPolicy.PUB_SUB);
     }
 
     /** A driver on a model of Redis: the models acquire, undo, leave and release; the rest is refused. */
-    abstract static class Driver implements LockDriver {
+    public abstract static class Driver implements LockDriver {
 
         @Override
         public CompletableFuture<Integer> holdCount(String field) {
