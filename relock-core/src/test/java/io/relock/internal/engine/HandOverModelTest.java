@@ -25,11 +25,13 @@ import org.junit.jupiter.api.Test;
  * another owner of the same client handing its hold straight over. Against them: replies, the
  * hand-over lease lapsing (and another client taking the lock), a pause that makes the ticket
  * stale, the caller's interrupt, the client closing and the wait timing out. Redis is a model of
- * one lock key and its queue; the acquisition, its channel and the watchdog's records are real.
- * After each interleaving every reply and timeout still due happens, then the history is
+ * one lock key and its queue; the lock's engine (the acquisition, and the holder's release:
+ * hand-over or through Redis), its turn and channel, the claim and the watchdog's records are
+ * real. After each interleaving every reply and timeout still due happens, then the history is
  * checked: the caller was told it holds only if Redis gives it the lock or its hold was reported
  * lost (never two holders unreported); a caller told it does not hold leaves nothing held and no
- * entry queued; the acquire ended once and gave its subscription back.
+ * entry queued; the acquire ended once and gave its subscription back; the holder's release ended
+ * without an error.
  */
 class HandOverModelTest {
 
