@@ -189,21 +189,49 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         return config.keyPrefix() + name;
     }
 
-    /** The hash field that identifies an owner of this client. */
+    @Override
     public String field(long ownerThreadId) {
         return clientId + ":" + ownerThreadId;
     }
 
+    @Override
+    public long commandTimeoutMillis() {
+        return config.commandTimeout().toMillis();
+    }
+
+    @Override
+    public RedisGateway.Budget budget() {
+        return gateway.budget();
+    }
+
+    @Override
+    public boolean replicaSync() {
+        return gateway.replicaSync();
+    }
+
+    @Override
+    public CompletableFuture<Long> ttl(String key) {
+        return gateway.ttl(key);
+    }
+
+    @Override
+    public String target() {
+        return gateway.target();
+    }
+
+    @Override
     public void checkOpen() {
         if (closed) {
             throw Exceptions.closed();
         }
     }
 
+    @Override
     public void addListener(LockListener listener) {
         listeners.add(Args.notNull(listener, "listener"));
     }
 
+    @Override
     public boolean removeListener(LockListener listener) {
         return listeners.remove(Args.notNull(listener, "listener"));
     }

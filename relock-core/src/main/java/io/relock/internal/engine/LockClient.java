@@ -1,19 +1,22 @@
 package io.relock.internal.engine;
 
 import io.netty.util.Timer;
+import io.relock.LockListener;
 import io.relock.internal.ClientRuntime;
 import io.relock.internal.Observers;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.WriteGateway;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
- * What an {@link Acquisition} needs of the client it runs in: the clock, the observers, the
- * holds, the write path and its retry budgets, the timer, the unlock channels, and the list of
- * waits to abort on close.
+ * What a {@link LockEngine} and its {@link Acquisition}s need of the client they run in: the
+ * clock, the observers, the holds, the write path and its retry budgets, the timer, the unlock
+ * channels, the list of waits to abort on close, how owners are named, and what the multi-locks
+ * over engines ask of each member's client.
  * {@link ClientRuntime} is the one in production; a model test builds one on stand-ins, without
- * Redis.
+ * Redis, and runs the real engine on it.
  */
 public abstract class LockClient {
 
@@ -39,4 +42,29 @@ public abstract class LockClient {
     public abstract void register(Acquisition acquisition);
 
     public abstract void unregister(Acquisition acquisition);
+
+    /** Fails once the client is closed. */
+    public abstract void checkOpen();
+
+    /** The hash field that identifies an owner of this client. */
+    public abstract String field(long ownerThreadId);
+
+    /** The configured command timeout. */
+    public abstract long commandTimeoutMillis();
+
+    /** See {@link RedisGateway#budget()}. */
+    public abstract RedisGateway.Budget budget();
+
+    /** See {@link RedisGateway#replicaSync()}. */
+    public abstract boolean replicaSync();
+
+    /** See {@link RedisGateway#ttl(String)}. */
+    public abstract CompletableFuture<Long> ttl(String key);
+
+    /** See {@link RedisGateway#target()}. */
+    public abstract String target();
+
+    public abstract void addListener(LockListener listener);
+
+    public abstract boolean removeListener(LockListener listener);
 }

@@ -2,11 +2,8 @@ package io.relock.internal.engine;
 
 import io.relock.DistributedLock;
 import io.relock.ForceUnlockEvent;
-import io.relock.ReleaseEvent;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.Observers;
 import io.relock.internal.engine.LockDriver.Attempt;
-import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.Script;
@@ -19,7 +16,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Follow {@code lock()}: {@link #start} makes an {@link Acquisition}, which calls
  * {@link LockDriver#acquire} until it holds the lock, the wait ends or the caller gives up, and
- * parks between attempts. Follow {@code unlock()}: {@link #release} calls
+ * parks between attempts. Follow {@code unlock()}: {@link #release} makes a {@link Release}, which calls
  * {@link LockDriver#release} with the hold count the watchdog keeps, confirms the write as
  * acquires and renewals are confirmed ({@link RedisGateway#confirmWrite}), and forgets the hold
  * when the last one is gone.
@@ -41,13 +37,14 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     private static final Logger LOG = LoggerFactory.getLogger(LockEngine.class);
 
-    public final ClientRuntime runtime;
+    /** The client it runs in; the multi-locks over engines read it too. */
+    public final LockClient client;
     private final LockKeys keys;
     private final LockDriver driver;
     private final WaitPolicy wait;
 
-    public LockEngine(ClientRuntime runtime, LockKeys keys, LockDriver driver, WaitPolicy wait) {
-        this.runtime = runtime;
+    public LockEngine(LockClient client, LockKeys keys, LockDriver driver, WaitPolicy wait) {
+        this.client = client;
         this.keys = keys;
         this.driver = driver;
         this.wait = wait;
@@ -85,12 +82,12 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     @Override
     LockClient client() {
-        return runtime;
+        return client;
     }
 
     @Override
     public String fieldOf(long owner) {
-        return driver.fieldOf(runtime.field(owner));
+        return driver.fieldOf(client.field(owner));
     }
 
     @Override
@@ -109,14 +106,14 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
     }
 
     public void checkOpen() {
-        runtime.checkOpen();
+        client.checkOpen();
     }
 
     @Override
     public boolean forceUnlock() {
-        runtime.checkOpen();
+        client.checkOpen();
         boolean removed = Futures.await(driver.forceRelease(), describe("force-unlock")) == 1;
-        Observers observers = runtime.observers();
+        Observers observers = client.observers();
         if (observers.any()) {
             observers.forceUnlocked(new ForceUnlockEvent(getName(), type(), removed));
         }
@@ -196,20 +193,20 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
     }
 
     private int holdCount(long owner) {
-        runtime.checkOpen();
+        client.checkOpen();
         return Futures.await(driver.holdCount(fieldOf(owner)), describe("read hold count of"));
     }
 
     @Override
     public boolean isLocked() {
-        runtime.checkOpen();
+        client.checkOpen();
         return Futures.await(driver.isLocked(), describe("check"));
     }
 
     @Override
     public long remainTimeToLive() {
-        runtime.checkOpen();
-        return Futures.await(runtime.gateway().ttl(keys.key()), describe("read TTL of"));
+        client.checkOpen();
+        return Futures.await(client.ttl(keys.key()), describe("read TTL of"));
     }
 
     @Override
@@ -247,11 +244,11 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * sees the {@link InterruptedException}. A hold won in that window is released again.
      */
     private void settleAfterInterrupt(Acquisition acquisition, InterruptedException interrupt) {
-        long bound = 3 * runtime.config().commandTimeout().toMillis() + 1000;
-        long deadline = runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
+        long bound = 3 * client.commandTimeoutMillis() + 1000;
+        long deadline = client.nanoTime() + TimeUnit.MILLISECONDS.toNanos(bound);
         while (true) {
             try {
-                if (acquisition.result.get(Math.max(0, deadline - runtime.nanoTime()), TimeUnit.NANOSECONDS)
+                if (acquisition.result.get(Math.max(0, deadline - client.nanoTime()), TimeUnit.NANOSECONDS)
                         .acquired()) {
                     release(acquisition.owner).get(bound, TimeUnit.MILLISECONDS);
                 }
@@ -308,75 +305,19 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     /** Starts an acquire; {@code callerBlocks} when the caller waits for the result (the synchronous API). */
     Acquisition start(long owner, long waitNanos, long leaseMillis, boolean callerBlocks) {
-        runtime.checkOpen();
+        client.checkOpen();
         Acquisition acquisition = new Acquisition(this, owner, waitNanos, leaseMillis, callerBlocks);
         acquisition.begin();
         return acquisition;
     }
 
     /**
-     * Releases one hold of {@code owner}; fails with IllegalMonitorStateException if it holds none.
-     * The last hold is handed over to a parked waiter of this client if its {@link Turn} has one,
-     * else goes through Redis: granted to another client's ticket, or free.
+     * Releases one hold of {@code owner} ({@link Release}); fails with IllegalMonitorStateException
+     * if it holds none. The last hold is handed over to a parked waiter of this client if its
+     * {@link Turn} has one, else goes through Redis: granted to another client's ticket, or free.
      */
     public CompletableFuture<Void> release(long owner) {
-        runtime.checkOpen();
-        Hold hold = runtime.watchdog().get(this, owner);
-        if (hold != null && hold.writePending()) {
-            // The owner was told it held before Redis answered: this release follows that write.
-            return hold.pending.thenCompose(ignored -> release(owner));
-        }
-        if (hold != null && hold.count == 1 && !hold.lost) {
-            Turn turn = runtime.channels().existing(keys.channel());
-            CompletableFuture<Void> handedOver = turn == null ? null
-                    : turn.handOver(this, hold, runtime.gateway().replicaSync(), runtime.gateway().budget());
-            if (handedOver != null) {
-                return handedOver;
-            }
-        }
-        String field = fieldOf(owner);
-        long lease = hold != null ? hold.leaseMillis : runtime.watchdog().leaseMillis();
-        if (hold != null) {
-            hold.releasing.incrementAndGet();
-        }
-        int held = hold != null ? hold.count : 0;
-        return releaseConfirmed(new Request(field, lease, held, runtime.gateway().budget(), false))
-                .handle((outcome, error) -> {
-                    try {
-                        return settleRelease(hold, field, held, outcome, error);
-                    } finally {
-                        // Only once the hold is forgotten: a renewal that finds the key gone
-                        // in between must not report the released hold as lost.
-                        if (hold != null) {
-                            hold.releasing.decrementAndGet();
-                        }
-                    }
-                });
-    }
-
-    private Void settleRelease(Hold hold, String field, int held, Long outcome, Throwable error) {
-        if (error != null) {
-            throw Exceptions.translate(describe("unlock"), error);
-        }
-        if (outcome == null) {
-            if (hold == null) {
-                throw Exceptions.notHeld(getName(), field);
-            }
-            runtime.watchdog().forget(hold);
-            hold.released(runtime, ReleaseEvent.Outcome.LOST);
-            releasedThroughRedis();
-            throw Exceptions.holdLost(getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
-        }
-        if (outcome == 1) {
-            if (hold != null) {
-                runtime.watchdog().forget(hold);
-                hold.released(runtime, ReleaseEvent.Outcome.RELEASED);
-            }
-            releasedThroughRedis();
-        } else if (hold != null) {
-            hold.count = held - 1;
-        }
-        return null;
+        return new Release(this, owner).run();
     }
 
     @Override
@@ -388,46 +329,11 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * This client's hold of the lock ended through Redis, after it was forgotten, or was lost:
      * waiters of this client parked behind it must not wait for a hand-over that will not come.
      */
-    private void releasedThroughRedis() {
-        Turn turn = runtime.channels().existing(keys.channel());
+    void releasedThroughRedis() {
+        Turn turn = client.channels().existing(keys.channel());
         if (turn != null) {
             turn.releasedThroughRedis();
         }
-    }
-
-    /**
-     * Runs a release and confirms it as an acquire is confirmed. When the connection broke before
-     * replicas acknowledged, the release runs again, as a repeat, on the server that answers now:
-     * a promoted replica may still have what the old master released. Too few acknowledgements
-     * are only logged: the release stands on the master, and a hold that a failover brings back
-     * is renewed by no one, so it expires with its lease.
-     */
-    private CompletableFuture<Long> releaseConfirmed(Request request) {
-        long epoch = runtime.gateway().connectionEpoch();
-        CompletableFuture<Long> reply;
-        try {
-            reply = driver.release(request);
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        return reply.thenCompose(outcome -> outcome == null
-                ? CompletableFuture.completedFuture(null)
-                : runtime.gateway().confirmWrite(keys.key(), epoch).handle((confirmation, error) -> {
-                    if (error == null && confirmation.unsure()
-                            && request.budget().deadlineNanos() - runtime.nanoTime() > 0) {
-                        return releaseConfirmed(new Request(request.field(), request.leaseMillis(),
-                                request.holdsBefore(), request.budget(), true));
-                    }
-                    if (error != null || !confirmation.confirmed()) {
-                        LOG.warn("released lock '{}' on the master, but replicas did not confirm it ({}); a failover "
-                                + "now may bring the hold back until its lease runs out", getName(),
-                                error != null ? Exceptions.unwrap(error).toString()
-                                        : confirmation.unsure() ? "the connection was re-established"
-                                                : confirmation.acks() + " of " + runtime.gateway().replicaSyncMinReplicas()
-                                                        + " replicas acknowledged");
-                    }
-                    return CompletableFuture.completedFuture(outcome);
-                }).thenCompose(Function.identity()));
     }
 
     @Override

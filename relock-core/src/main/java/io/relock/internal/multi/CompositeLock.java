@@ -37,7 +37,7 @@ abstract class CompositeLock implements DistributedLock {
             Args.require(lock instanceof EngineBacked, "locks[%s] is not a Relock lock: %s", i, lock);
             list.add(((EngineBacked) lock).engine());
         }
-        list.sort(Comparator.comparing((LockEngine lock) -> lock.runtime.gateway().target()).thenComparing(LockEngine::key));
+        list.sort(Comparator.comparing((LockEngine lock) -> lock.client.target()).thenComparing(LockEngine::key));
         this.members = List.copyOf(list);
         this.name = kind + members.stream().map(LockEngine::getName).toList();
     }
@@ -55,7 +55,7 @@ abstract class CompositeLock implements DistributedLock {
 
     /** The first member's client's clock: every deadline of a multi-lock or RedLock is measured on it. */
     protected final long clock() {
-        return members.get(0).runtime.nanoTime();
+        return members.get(0).client.nanoTime();
     }
 
     private long roundNanos() {

@@ -23,7 +23,7 @@ public final class MultiRedisLock extends CompositeLock {
         for (int i = 1; i < members.size(); i++) {
             LockEngine previous = members.get(i - 1);
             LockEngine current = members.get(i);
-            Args.require(!(previous.runtime == current.runtime && previous.key().equals(current.key())),
+            Args.require(!(previous.client == current.client && previous.key().equals(current.key())),
                     "locks contains '%s' twice", current.getName());
         }
     }

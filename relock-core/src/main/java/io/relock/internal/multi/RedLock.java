@@ -41,7 +41,7 @@ public final class RedLock extends CompositeLock {
         super("redlock", locks);
         this.home = home;
         for (int i = 1; i < members.size(); i++) {
-            Args.require(members.get(i - 1).runtime != members.get(i).runtime,
+            Args.require(members.get(i - 1).client != members.get(i).client,
                     "two members use the same client: RedLock needs one client per master");
         }
         this.quorum = members.size() / 2 + 1;
@@ -80,7 +80,7 @@ public final class RedLock extends CompositeLock {
                     }
                 };
                 listeners.put(member, listener);
-                member.runtime.addListener(listener);
+                member.client.addListener(listener);
             }
         }
 
@@ -92,7 +92,7 @@ public final class RedLock extends CompositeLock {
         }
 
         void stop() {
-            listeners.forEach((member, listener) -> member.runtime.removeListener(listener));
+            listeners.forEach((member, listener) -> member.client.removeListener(listener));
         }
     }
 
@@ -149,7 +149,7 @@ public final class RedLock extends CompositeLock {
             // A node that does not answer costs at most this much per round. It gets the whole
             // command timeout, whatever the wait left: a node only slower than a short wait (a
             // loaded machine) is not down, and a round decided without it would report trouble.
-            long nodeTimeout = members.get(0).runtime.config().commandTimeout().toMillis();
+            long nodeTimeout = members.get(0).client.commandTimeoutMillis();
             for (LockEngine member : members) {
                 member.acquireAsync(owner, 0, leaseMillis)
                         .whenComplete((attempt, error) -> round.answered(member, attempt, error));
@@ -192,7 +192,7 @@ public final class RedLock extends CompositeLock {
     }
 
     private io.netty.util.Timer timer() {
-        return members.get(0).runtime.timer();
+        return members.get(0).client.timer();
     }
 
     /** The bookkeeping of one round: one attempt on every member. */
@@ -249,7 +249,7 @@ public final class RedLock extends CompositeLock {
             int no = busy.get() + failed.get();
             if (yes >= quorum) {
                 long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(clock() - startNanos);
-                long lease = members.get(0).runtime.watchdog().leaseFor(leaseMillis);
+                long lease = members.get(0).client.watchdog().leaseFor(leaseMillis);
                 // Redlock's validity: what is left of the lease once the time spent and the
                 // possible drift between the nodes' clocks are taken off.
                 long drift = lease / 100 + 2;
@@ -306,7 +306,7 @@ public final class RedLock extends CompositeLock {
         } catch (InterruptedException e) {
             acquire.abandon();
             try {
-                if (acquire.result.get(members.get(0).runtime.config().commandTimeout().toMillis() * 2,
+                if (acquire.result.get(members.get(0).client.commandTimeoutMillis() * 2,
                         TimeUnit.MILLISECONDS)) {
                     // Won just before the interrupt was seen: give it back, the caller gets the interrupt.
                     Futures.await(unlockAsync(acquire.owner).toCompletableFuture(), "unlock " + getName());

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
  * replies arriving, the holder releasing (an unlock message), the caller's interrupt
  * ({@link Acquisition#cancel()}), the client closing ({@link Acquisition#abort}) and the wait
  * timing out, in every interleaving of a few of them. Redis, the pub/sub connection, the timer
- * and the clock are stand-ins the model drives; the acquisition, its unlock channel (reference
- * counts and parking) and the watchdog's records are the real ones. After each interleaving the
+ * and the clock are stand-ins the model drives; the lock's engine, the acquisition, its unlock
+ * channel (reference counts and parking) and the watchdog's records are the real ones. After each interleaving the
  * model lets every reply and timeout still due happen, then checks what must hold however the
  * race went.
  */

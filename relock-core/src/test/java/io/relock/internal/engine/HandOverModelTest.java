@@ -25,11 +25,13 @@ import org.junit.jupiter.api.Test;
  * another owner of the same client handing its hold straight over. Against them: replies, the
  * hand-over lease lapsing (and another client taking the lock), a pause that makes the ticket
  * stale, the caller's interrupt, the client closing and the wait timing out. Redis is a model of
- * one lock key and its queue; the acquisition, its channel and the watchdog's records are real.
- * After each interleaving every reply and timeout still due happens, then the history is
+ * one lock key and its queue; the lock's engine (the acquisition, and the holder's release:
+ * hand-over or through Redis), its turn and channel, the claim and the watchdog's records are
+ * real. After each interleaving every reply and timeout still due happens, then the history is
  * checked: the caller was told it holds only if Redis gives it the lock or its hold was reported
  * lost (never two holders unreported); a caller told it does not hold leaves nothing held and no
- * entry queued; the acquire ended once and gave its subscription back.
+ * entry queued; the acquire ended once and gave its subscription back; the holder's release ended
+ * without an error.
  */
 class HandOverModelTest {
 
@@ -65,7 +67,9 @@ class HandOverModelTest {
 
         static final String NAME = "handed";
         static final String CHANNEL = "redisson_lock__channel:{handed}";
-        final ModelClient.Lock lock = client.lock(new Driver(), NAME, CHANNEL);
+        static final long LOCAL_OWNER = 8;
+        static final String LOCAL_FIELD = "client:8";
+        final LockEngine lock = client.lock(new Driver(), NAME, CHANNEL);
         /** Who holds the lock on "Redis": "other" (another client), "local" (another owner here), FIELD, or "nobody". */
         String holder; // guarded by this
         /** The ticket the lock was handed to and not yet claimed, or 0. */
@@ -75,19 +79,29 @@ class HandOverModelTest {
         /** Calls sent on the one connection and not run yet, oldest first: Redis runs them in order. */
         private final ArrayDeque<Call<?>> pending = new ArrayDeque<>(); // guarded by this
 
-        /** A call: what it does on Redis (run under the race's monitor, atomically), and its reply. */
-        private record Call<T>(Supplier<T> onRedis, CompletableFuture<T> reply) {
+        /**
+         * A call: what it does on Redis (run under the race's monitor, atomically), its reply, and
+         * the unlock message it publishes, if any, delivered once the reply was handled.
+         */
+        private record Call<T>(Supplier<T> onRedis, CompletableFuture<T> reply, Supplier<String> published) {
 
-            void run(Object redis) {
+            void run(Object redis, UnlockChannels channels) {
                 T value;
+                String message;
                 synchronized (redis) {
                     value = onRedis.get();
+                    message = published.get();
                 }
                 reply.complete(value);
+                if (message != null) {
+                    channels.onMessage(CHANNEL, message);
+                }
             }
         }
         /** Whether the lock was given to this acquisition after the interrupt. */
         volatile boolean wonAfterInterrupt;
+        /** Whether the interrupt came before the release under way began (a release decides then). */
+        volatile boolean releaseAfterInterrupt;
 
         Race(String firstHolder) {
             holder = firstHolder;
@@ -107,10 +121,17 @@ class HandOverModelTest {
                 return true;
             }
 
-            /** lock_hand_over.lua on the model: the local owner's one hold goes to {@code to}. */
+            /**
+             * lock_hand_over.lua on the model: the local owner's one hold goes to {@code to}. The
+             * release chose its waiter as it called this, so a release begun after the interrupt
+             * gives the lock to an acquire after the interrupt.
+             */
             @Override
             public CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
                     boolean countOthers, RedisGateway.Budget budget) {
+                synchronized (Race.this) {
+                    wonAfterInterrupt |= releaseAfterInterrupt;
+                }
                 return send(() -> {
                     if (!holder.equals("local")) {
                         return -1L;
@@ -119,6 +140,33 @@ class HandOverModelTest {
                     queue.remove(toTicket);
                     return (long) queue.size();
                 });
+            }
+
+            /**
+             * lock_release.lua on the model, for the local owner's last hold: granted to the first
+             * queued ticket (published), else freed (the unlock message published); a hold that is
+             * gone answers nil.
+             */
+            @Override
+            public CompletableFuture<Long> release(Request request) {
+                String[] published = new String[1];
+                return send(() -> {
+                    if (!holder.equals("local") || !request.field().equals(LOCAL_FIELD)) {
+                        return null;
+                    }
+                    long ticket = queue.isEmpty() ? 0 : queue.iterator().next();
+                    if (ticket != 0) {
+                        queue.remove(ticket);
+                        holder = FIELD;
+                        granted = ticket;
+                        wonAfterInterrupt |= interrupted;
+                        published[0] = Long.toString(ticket);
+                    } else {
+                        holder = "nobody";
+                        published[0] = UnlockChannels.UNLOCK_MESSAGE;
+                    }
+                    return 1L;
+                }, () -> published[0]);
             }
 
             @Override
@@ -154,9 +202,13 @@ class HandOverModelTest {
 
         /** Queues a call; Redis runs it, and its reply comes, at a later {@link #reply()}. */
         private <T> CompletableFuture<T> send(Supplier<T> onRedis) {
+            return send(onRedis, () -> null);
+        }
+
+        private <T> CompletableFuture<T> send(Supplier<T> onRedis, Supplier<String> published) {
             CompletableFuture<T> reply = new CompletableFuture<>();
             synchronized (this) {
-                pending.addLast(new Call<>(onRedis, reply));
+                pending.addLast(new Call<>(onRedis, reply, published));
             }
             return reply;
         }
@@ -191,7 +243,7 @@ class HandOverModelTest {
                 call = pending.pollFirst();
             }
             if (call != null) {
-                call.run(this);
+                call.run(this, client.channels);
             }
         }
 
@@ -306,13 +358,12 @@ class HandOverModelTest {
     /** Another owner of this client holds the lock; the acquisition parks behind it. */
     public static class WithinTheClient extends Race {
 
-        private static final long LOCAL_OWNER = 8;
-        private final Hold localHold;
+        /** The holder's release, once it began. */
+        private volatile CompletableFuture<Void> released;
 
         public WithinTheClient() {
             super("local");
-            localHold = client.watchdog.acquired(lock, LOCAL_OWNER, "client:" + LOCAL_OWNER, Args.WATCHDOG_LEASE, 1,
-                    null);
+            client.watchdog.acquired(lock, LOCAL_OWNER, LOCAL_FIELD, Args.WATCHDOG_LEASE, 1, null);
             begin(lock);
         }
 
@@ -322,30 +373,23 @@ class HandOverModelTest {
         }
 
         /**
-         * The holder's last release: the real {@link Turn#handOver} to a parked waiter of this
-         * client if it takes one (the hand-over then runs on "Redis" at a later reply), else, as
-         * {@link LockEngine#release} makes it, through "Redis" to nobody.
+         * The holder's last release, by the real {@link LockEngine#release}: handed over to the
+         * parked waiter if its turn takes one (the hand-over then runs on "Redis" at a later
+         * reply), else through "Redis" to nobody, the unlock message following its reply.
          */
         @Operation(runOnce = true)
         public void ownerReleases() {
-            boolean afterInterrupt = interrupted;
-            Turn turn = client.channels.existing(CHANNEL);
-            CompletableFuture<Void> handedOver = turn == null ? null
-                    : turn.handOver(lock, localHold, false, client.budget(client.nanoTime()));
-            if (handedOver != null) {
-                synchronized (this) {
-                    wonAfterInterrupt |= afterInterrupt;
-                }
-                return;
+            releaseAfterInterrupt = interrupted;
+            released = lock.release(LOCAL_OWNER);
+        }
+
+        /** Also: the holder's release ended without an error (a hold lost is reported, not thrown). */
+        @Override
+        void checkHistory() throws Exception {
+            super.checkHistory();
+            if (released != null && (!released.isDone() || released.isCompletedExceptionally())) {
+                throw new IllegalStateException("the holder's release did not end well: " + released);
             }
-            synchronized (this) {
-                holder = "nobody";
-            }
-            client.watchdog.forget(localHold);
-            if (turn != null) {
-                turn.releasedThroughRedis();
-            }
-            client.channels.onMessage(CHANNEL, UnlockChannels.UNLOCK_MESSAGE);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.relock.internal.engine;
 
 import io.netty.util.Timer;
 import io.relock.AcquireEvent;
+import io.relock.LockListener;
 import io.relock.LockObserver;
 import io.relock.internal.Observers;
 import io.relock.internal.engine.LockDriver.Request;
@@ -22,10 +23,11 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The client an {@link Acquisition} runs on in the model tests, on stand-ins: a confirmed write
  * path, unlock channels on a fake pub/sub connection that counts (un)subscribes, a watchdog that
- * never ticks, a clock and a timer the model moves. The acquisition, its channel (reference
- * counts, parking) and the watchdog's records are the real ones. A fresh one per interleaving.
+ * never ticks, a clock and a timer the model moves. The lock's engine, its acquisitions and
+ * releases, its channel (reference counts, parking) and the watchdog's records are the real ones.
+ * A fresh one per interleaving.
  */
-final class ModelClient extends LockClient {
+public final class ModelClient extends LockClient {
 
     final AtomicLong clock = new AtomicLong(TimeUnit.SECONDS.toNanos(100));
     final ManualTimer timer = new ManualTimer();
@@ -40,8 +42,7 @@ final class ModelClient extends LockClient {
     // record class's static fields between interleavings (Unsafe refuses their offsets).
     private final WriteConfirmation confirmed = new WriteConfirmation(WriteConfirmation.Outcome.CONFIRMED, 0);
     private final List<Acquisition> waiting = new ArrayList<>(); // guarded by this
-    final Watchdog watchdog = new Watchdog(new WatchdogTest.FakeRenewals(), timer, clock::get, 30_000,
-            (hold, cause) -> hold.lock.holdLost(), new Observers(List.of()), () -> { });
+    final Watchdog watchdog;
     private final Observers observers = new Observers(List.of(new LockObserver() {
         @Override
         public void onAcquireEnd(AcquireEvent event, Object context) {
@@ -83,6 +84,17 @@ final class ModelClient extends LockClient {
             return 0;
         }
     };
+
+    /** With a watchdog that never ticks and tells a loss to the lock. */
+    ModelClient() {
+        watchdog = new Watchdog(new WatchdogTest.FakeRenewals(), timer, clock::get, 30_000,
+                (hold, cause) -> hold.lock.holdLost(), new Observers(List.of()), () -> { });
+    }
+
+    /** With the watchdog a model of it drives. */
+    public ModelClient(Watchdog watchdog) {
+        this.watchdog = watchdog;
+    }
 
     @Override
     public long nanoTime() {
@@ -148,13 +160,57 @@ final class ModelClient extends LockClient {
                 + " channels still subscribed";
     }
 
-    /** The lock as an acquisition sees it, on {@code driver}; owner fields are {@code client:<owner>}. */
-    Lock lock(LockDriver driver, String name, String channel) {
-        return new Lock(this, driver, new LockKeys(name, name, channel));
+    @Override
+    public void checkOpen() {
     }
 
-    /** A driver on a model of Redis: the models only acquire, undo and leave; the rest is refused. */
-    abstract static class Driver implements LockDriver {
+    @Override
+    public String field(long ownerThreadId) {
+        return "client:" + ownerThreadId;
+    }
+
+    @Override
+    public long commandTimeoutMillis() {
+        return 3_000;
+    }
+
+    @Override
+    public RedisGateway.Budget budget() {
+        return budget(nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis()));
+    }
+
+    @Override
+    public boolean replicaSync() {
+        return false;
+    }
+
+    @Override
+    public CompletableFuture<Long> ttl(String key) {
+        throw new UnsupportedOperationException("the model reads no TTL");
+    }
+
+    @Override
+    public String target() {
+        return "model";
+    }
+
+    @Override
+    public void addListener(LockListener listener) {
+        throw new UnsupportedOperationException("the model runs no multi-lock");
+    }
+
+    @Override
+    public boolean removeListener(LockListener listener) {
+        throw new UnsupportedOperationException("the model runs no multi-lock");
+    }
+
+    /** The real engine of a lock on this client, on {@code driver}; owner fields are {@code client:<owner>}. */
+    public LockEngine lock(LockDriver driver, String name, String channel) {
+        return new LockEngine(this, new LockKeys(name, name, channel), driver, WaitPolicy.PUB_SUB);
+    }
+
+    /** A driver on a model of Redis: the models acquire, undo, leave and release; the rest is refused. */
+    public abstract static class Driver implements LockDriver {
 
         @Override
         public CompletableFuture<Integer> holdCount(String field) {
@@ -163,100 +219,22 @@ final class ModelClient extends LockClient {
 
         @Override
         public CompletableFuture<Long> release(Request request) {
-            throw new UnsupportedOperationException("the model only acquires");
+            throw new UnsupportedOperationException("this model only acquires");
         }
 
         @Override
         public CompletableFuture<Long> forceRelease() {
-            throw new UnsupportedOperationException("the model only acquires");
+            throw new UnsupportedOperationException("the model only acquires and releases");
         }
 
         @Override
         public CompletableFuture<Boolean> isLocked() {
-            throw new UnsupportedOperationException("the model only acquires");
+            throw new UnsupportedOperationException("the model only acquires and releases");
         }
 
         @Override
         public Script renewScript() {
             return Script.LOCK_RENEW;
-        }
-    }
-
-    /** A lock on the model client; an undo goes straight to the driver, as the engine's does. */
-    static final class Lock extends AcquirableLock {
-
-        private final ModelClient client;
-        private final LockDriver driver;
-        private final LockKeys keys;
-
-        Lock(ModelClient client, LockDriver driver, LockKeys keys) {
-            this.client = client;
-            this.driver = driver;
-            this.keys = keys;
-        }
-
-        @Override
-        public String getName() {
-            return keys.name();
-        }
-
-        @Override
-        public String key() {
-            return keys.key();
-        }
-
-        @Override
-        public String type() {
-            return driver.type();
-        }
-
-        @Override
-        public Script renewScript() {
-            return driver.renewScript();
-        }
-
-        @Override
-        LockClient client() {
-            return client;
-        }
-
-        @Override
-        LockDriver driver() {
-            return driver;
-        }
-
-        @Override
-        LockKeys keys() {
-            return keys;
-        }
-
-        @Override
-        WaitPolicy waitPolicy() {
-            return WaitPolicy.PUB_SUB;
-        }
-
-        @Override
-        public String fieldOf(long owner) {
-            return "client:" + owner;
-        }
-
-        @Override
-        String describe(String operation) {
-            return operation + " lock '" + keys.name() + "'";
-        }
-
-        @Override
-        CompletableFuture<Long> rollback(long owner, int countBefore, Throwable reason) {
-            return driver.rollback(fieldOf(owner), countBefore);
-        }
-
-        /** As the engine's: waiters parked behind a lost hold ask Redis themselves. */
-        @Override
-        public void holdLost() {
-            Turn turn = client.channels.existing(keys.channel());
-            if (turn != null) {
-                turn.releasedThroughRedis();
-            }
         }
     }
 }

@@ -6,8 +6,11 @@ import io.relock.HeldLock;
 import io.relock.LockObserver;
 import io.relock.internal.Observers;
 import io.relock.internal.engine.Hold;
+import io.relock.internal.engine.LockDriver.Attempt;
+import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.ManualTimer;
+import io.relock.internal.engine.ModelClient;
 import io.relock.internal.redis.RenewalGateway;
 import io.relock.internal.redis.Script;
 import io.relock.internal.redis.WriteConfirmation;
@@ -28,8 +31,8 @@ import org.junit.jupiter.api.Test;
  * Lincheck's model checker over the watchdog's hold registry: one owner acquiring, re-entering
  * and releasing, the timer thread ticking, replies to renewals and to the unlock arriving, Redis
  * dropping the key on its own, and an inspector calling {@code held()}, in every interleaving of
- * a few operations. The watchdog is the real one; Redis is a map, and the release bookkeeping
- * mirrors {@link LockEngine#release} (which needs a client runtime to run itself). The registry is not a linearizable object (a renewal's answer depends on what
+ * a few operations. The watchdog and the lock's engine (its {@link LockEngine#release}) are the
+ * real ones, on a model client; Redis is a map. The registry is not a linearizable object (a renewal's answer depends on what
  * happened on Redis meanwhile), so the model records what must never happen and {@code @Validate}
  * checks it after each interleaving.
  */
@@ -83,6 +86,7 @@ class WatchdogModelTest {
         private final List<Fate> fates = new ArrayList<>();
         private final List<String> violations = new ArrayList<>();
         private final Watchdog watchdog;
+        private final LockEngine lock;
         /** The owner's hold as its own operations know it (only the owner's thread writes it). */
         private volatile Hold current;
 
@@ -131,6 +135,48 @@ class WatchdogModelTest {
             watchdog = new Watchdog(gateway, timer, () -> 0L, 30_000, this::lost,
                     new Observers(List.<LockObserver>of()), () -> { });
             watchdog.start();
+            lock = new ModelClient(watchdog).lock(new Driver(), KEY, "channel:" + KEY);
+        }
+
+        /** The lock's release script on the map: runs at once, its reply waits for {@link #releaseReplied()}. */
+        private final class Driver extends ModelClient.Driver {
+
+            @Override
+            public String type() {
+                return "reentrant";
+            }
+
+            @Override
+            public CompletableFuture<Long> release(Request request) {
+                Hold hold = current;
+                Long outcome;
+                synchronized (redis) {
+                    Integer count = redis.get(KEY);
+                    if (count == null) {
+                        outcome = null;
+                    } else if (count > 1) {
+                        redis.put(KEY, count - 1);
+                        outcome = 0L;
+                    } else {
+                        redis.remove(KEY);
+                        fate(hold).released = true;
+                        outcome = 1L;
+                    }
+                }
+                CompletableFuture<Long> reply = new CompletableFuture<>();
+                releaseInFlight.set(new Release(hold, reply, outcome));
+                return reply;
+            }
+
+            @Override
+            public CompletableFuture<Attempt> acquire(Request request) {
+                throw new UnsupportedOperationException("the model acquires by itself");
+            }
+
+            @Override
+            public CompletableFuture<Long> rollback(String field, int countBefore) {
+                throw new UnsupportedOperationException("the model undoes no acquire");
+            }
         }
 
         private synchronized Fate fate(Hold hold) {
@@ -174,7 +220,7 @@ class WatchdogModelTest {
                 redis.put(KEY, before + 1);
             }
             Hold previous = current;
-            Hold hold = watchdog.acquired(new WatchdogTest.StubLock(KEY), OWNER, FIELD, Args.WATCHDOG_LEASE,
+            Hold hold = watchdog.acquired(lock, OWNER, FIELD, Args.WATCHDOG_LEASE,
                     before + 1, null);
             synchronized (this) {
                 if (previous == null && seen(hold)) {
@@ -188,57 +234,35 @@ class WatchdogModelTest {
             current = hold;
         }
 
-        /** A release whose reply has not been handled yet. */
-        private record Release(Hold hold, Integer countBefore, Long outcome) {}
+        /** A release whose reply has not been handled yet: the hold it releases, its reply, and the script's answer. */
+        private record Release(Hold hold, CompletableFuture<Long> reply, Long outcome) {}
 
-        private final AtomicReference<Release> releaseInFlight =
-                new AtomicReference<>();
+        private final AtomicReference<Release> releaseInFlight = new AtomicReference<>();
 
         /**
-         * The owner unlocks, as {@link LockEngine#release} does: marks the release in flight and
-         * sends the release script, which runs on Redis at once; its reply is handled later
-         * ({@link #releaseReplied()}). A thread owner waits for that, so it does nothing else meanwhile.
+         * The owner unlocks by the real {@link LockEngine#release}, whose script runs on Redis at
+         * once; its reply is handled later ({@link #releaseReplied()}). A thread owner waits for
+         * that, so it does nothing else meanwhile.
          */
         @Operation(nonParallelGroup = "owner")
         public void release() {
-            Hold hold = current;
-            if (hold == null || releaseInFlight.get() != null) {
+            if (current == null || releaseInFlight.get() != null) {
                 return;
             }
-            hold.releasing.incrementAndGet();
-            Integer count;
-            Long outcome;
-            synchronized (redis) {
-                count = redis.get(KEY);
-                if (count == null) {
-                    outcome = null;
-                } else if (count > 1) {
-                    redis.put(KEY, count - 1);
-                    outcome = 0L;
-                } else {
-                    redis.remove(KEY);
-                    fate(hold).released = true;
-                    outcome = 1L;
-                }
-            }
-            releaseInFlight.set(new Release(hold, count, outcome));
+            lock.release(OWNER);
         }
 
-        /** The release's reply is handled in {@link LockEngine#release}'s order: forget a hold that is gone, then end the mark. */
+        /** The release's reply arrives, and the engine settles the watchdog's records by it. */
         @Operation
         public void releaseReplied() {
             Release release = releaseInFlight.get();
             if (release == null) {
                 return;
             }
-            Hold hold = release.hold();
+            release.reply().complete(release.outcome());
             if (release.outcome() == null || release.outcome() == 1) {
-                watchdog.forget(hold);
                 current = null;
-            } else {
-                hold.count = release.countBefore() - 1;
             }
-            hold.releasing.decrementAndGet();
             releaseInFlight.set(null);
         }
 
