@@ -101,6 +101,16 @@ public interface LockDriver {
     /** The script that renews this type's holds in batches (see {@code lock_renew.lua}). */
     Script renewScript();
 
+    /**
+     * Keeps {@code field}'s last hold for {@code keepMillis} more instead of releasing it (a
+     * release with a minimum hold, {@code lock_keep.lua}; {@code layout} 'hash' or 'string'),
+     * announcing it so that parked waiters park until the new expiry. Completes with 1 kept, 0 no
+     * longer held, 2 force-unlocked lately.
+     */
+    default CompletableFuture<Long> keep(String field, long keepMillis, String layout) {
+        throw new UnsupportedOperationException("a " + type() + " lock cannot be released with a minimum hold");
+    }
+
     /** What messages call a lock of this type: "lock", or "read lock" for one half of a read-write lock. */
     default String noun() {
         return "lock";

@@ -1,9 +1,8 @@
 package io.relock.internal.engine;
 
 import io.lettuce.core.ScriptOutputType;
-import io.relock.RelockException;
 import io.relock.ReleaseEvent;
-import io.relock.internal.ClientRuntime;
+import io.relock.RelockException;
 import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
@@ -34,7 +33,7 @@ final class MinimumHold {
 
     /** Releases one hold of {@code owner}, keeping the last one until {@code holdAtLeastNanos} after it began. */
     static CompletableFuture<Void> release(LockEngine lock, long owner, long holdAtLeastNanos) {
-        ClientRuntime runtime = lock.runtime;
+        LockClient runtime = lock.client;
         runtime.checkOpen();
         String layout = layout(lock);
         Hold hold = runtime.watchdog().get(lock, owner);
@@ -59,14 +58,12 @@ final class MinimumHold {
         // Forgotten first, then past the renewals in flight: none sets the longer lease again after ours.
         runtime.watchdog().forget(hold);
         return runtime.watchdog().settled()
-                .thenCompose(ignored -> runtime.gateway().<Long>eval(Script.LOCK_KEEP, ScriptOutputType.INTEGER,
-                        new String[] {lock.key(), lock.keys().channel()}, Long.toString(kept), hold.field, layout,
-                        UnlockChannels.UNLOCK_MESSAGE))
+                .thenCompose(ignored -> lock.driver().keep(hold.field, kept, layout))
                 .handle((outcome, error) -> settle(lock, hold, kept, outcome, error));
     }
 
     private static Void settle(LockEngine lock, Hold hold, long keptMillis, Long outcome, Throwable error) {
-        ClientRuntime runtime = lock.runtime;
+        LockClient runtime = lock.client;
         // Waiters of this client parked behind the hold wait for no hand-over now: they ask Redis.
         lock.holdLost();
         if (error != null) {

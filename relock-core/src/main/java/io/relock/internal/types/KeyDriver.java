@@ -30,6 +30,13 @@ abstract class KeyDriver implements LockDriver {
         return type;
     }
 
+    @Override
+    public CompletableFuture<Long> keep(String field, long keepMillis, String layout) {
+        return runtime.gateway().eval(Script.LOCK_KEEP, ScriptOutputType.INTEGER,
+                new String[] {keys.key(), keys.channel()}, Long.toString(keepMillis), field, layout,
+                UnlockChannels.UNLOCK_MESSAGE);
+    }
+
     /** The count in the lock hash's field {@code field}, 0 when it has none. */
     final CompletableFuture<Integer> hashCount(String field) {
         return runtime.gateway().hashField(keys.key(), field).thenApply(count -> count == null ? 0 : Integer.parseInt(count));
