@@ -22,10 +22,12 @@ import org.springframework.core.annotation.AliasFor;
  * <p><b>The election.</b> The starter runs for every name used by a {@code @LeaderOnly} method
  * (and for the names in {@code relock.leader-election.names}) from the moment the context is
  * ready until it closes; see {@link RelockLeadership}. Whether this instance leads is answered
- * locally ({@link io.relock.LeaderElection#isLeader()}: no Redis round trip per call), and is
- * {@code false} at once after a pause longer than the lease. The check is made when the call
- * starts: a call that began as leader runs to its end even if the leadership is lost meanwhile;
- * pass {@link RelockLeadership#leadership(String)}'s {@linkplain io.relock.Leadership#term() term}
+ * locally ({@link RelockLeadership#isLeader(String)}: no Redis round trip per call): from the
+ * moment the listeners of the term's {@link LeadershipGrantedEvent} have returned until the term
+ * is over, which a pause longer than the lease ends at once. The check is made when the call
+ * starts: a call that began as leader runs to its end even if the leadership is lost meanwhile
+ * (closing the context waits for it before handing over); pass
+ * {@link RelockLeadership#leadership(String)}'s {@linkplain io.relock.Leadership#term() term}
  * along with the writes made as leader where the resource can refuse an older one.
  *
  * <p><b>A skipped call</b> returns {@code null} ({@code Optional.empty()} for an

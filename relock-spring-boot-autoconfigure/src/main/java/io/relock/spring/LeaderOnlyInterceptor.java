@@ -76,10 +76,15 @@ final class LeaderOnlyInterceptor extends StaticMethodMatcherPointcut implements
             throw new IllegalStateException("@LeaderOnly(\"" + name + "\") on " + describe(method)
                     + ": the context has no RelockLeadership, as it has no Relock client (no Redis connection details)");
         }
-        if (elections.leads(name)) {
-            return invocation.proceed();
+        RelockLeadership.Candidate leading = elections.enter(name);
+        if (leading == null) {
+            return method.getReturnType() == Optional.class ? Optional.empty() : null;
         }
-        return method.getReturnType() == Optional.class ? Optional.empty() : null;
+        try {
+            return invocation.proceed();
+        } finally {
+            leading.exit();
+        }
     }
 
     private String name(Method method) {

@@ -30,9 +30,12 @@ import io.relock.Relock;
  *
  * <p>The elections start when the context is ready (this is a {@link SmartLifecycle} in the last
  * phase: after the other beans, the web server included, have started) and are closed first when
- * the context closes: a leader releases its election's lock at once, so another instance is
- * elected without waiting for the lease. A {@link LeaderOnly} method of a bean created after the
- * start runs for its election from its first call on.
+ * the context closes. Closing lets the {@link LeaderOnly} calls in progress finish (calls that
+ * start meanwhile are skipped; Spring's {@code spring.lifecycle.timeout-per-shutdown-phase}
+ * bounds the wait), then the leader releases its election's lock at once, so another instance
+ * is elected without waiting for the lease and never runs the job beside this one. A
+ * {@link LeaderOnly} method of a bean created after the start runs for its election from its
+ * first call on.
  *
  * <p>Each change is published as a Spring application event: {@link LeadershipGrantedEvent} when
  * this application is elected, {@link LeadershipRevokedEvent} when it stops leading (see
@@ -74,6 +77,9 @@ public class RelockLeadership implements SmartLifecycle {
     /**
      * Whether this application leads the election now: answered locally, without a round trip,
      * and false at once after a pause longer than the lease ({@link LeaderElection#isLeader()}).
+     * A term counts from the moment the listeners of its {@link LeadershipGrantedEvent} have
+     * returned (inside them this is still false: use the event's term), so that they can prepare
+     * what the {@link LeaderOnly} methods of the term need, until it is over.
      *
      * @param name the election's name
      * @return true if this application runs for {@code name} and leads it
@@ -94,7 +100,7 @@ public class RelockLeadership implements SmartLifecycle {
         synchronized (this) {
             candidate = candidates.get(name);
         }
-        return candidate == null ? Optional.empty() : candidate.election.currentLeadership();
+        return candidate == null ? Optional.empty() : candidate.current();
     }
 
     /**
@@ -124,19 +130,23 @@ public class RelockLeadership implements SmartLifecycle {
         return Collections.unmodifiableSortedSet(all);
     }
 
-    /** For {@link LeaderOnly} calls: whether this application leads, running for {@code name} from now if it did not. */
-    boolean leads(String name) {
+    /**
+     * For {@link LeaderOnly} calls: the election if this application leads it, counting the call
+     * as in progress until {@link Candidate#exit()}; null if it does not lead (or is closing). An
+     * election nobody ran for yet is started here.
+     */
+    Candidate enter(String name) {
         Candidate candidate;
         synchronized (this) {
             candidate = candidates.get(name);
             if (candidate == null) {
                 if (!running) {
-                    return false;
+                    return null;
                 }
                 candidate = run(name);
             }
         }
-        return candidate.election.isLeader();
+        return candidate.enter() ? candidate : null;
     }
 
     @Override
@@ -159,6 +169,13 @@ public class RelockLeadership implements SmartLifecycle {
         return candidate;
     }
 
+    /**
+     * Closes the elections: each one first lets the {@link LeaderOnly} calls in progress finish
+     * (new ones are skipped), then hands over at once, and waits until its revoked event is
+     * published. {@link #stop(Runnable)}, which Spring calls, does the same on a thread of its
+     * own, so that Spring's {@code spring.lifecycle.timeout-per-shutdown-phase} bounds the wait for
+     * a long call; after it the context goes on closing, and the lease runs out instead.
+     */
     @Override
     public void stop() {
         List<Candidate> closing;
@@ -167,11 +184,26 @@ public class RelockLeadership implements SmartLifecycle {
             closing = new ArrayList<>(candidates.values());
             candidates.clear();
         }
+        closing.forEach(Candidate::stopEntering);
         long waitMillis = relock.config().commandTimeout().toMillis() + 1000;
         for (Candidate candidate : closing) {
+            candidate.awaitCalls();
             candidate.election.close();
             candidate.awaitRevoked(waitMillis);
         }
+    }
+
+    @Override
+    public void stop(Runnable callback) {
+        Thread stopping = new Thread(() -> {
+            try {
+                stop();
+            } finally {
+                callback.run();
+            }
+        }, "relock-leadership-stop");
+        stopping.setDaemon(true);
+        stopping.start();
     }
 
     @Override
@@ -179,26 +211,77 @@ public class RelockLeadership implements SmartLifecycle {
         return running;
     }
 
-    /** One election this application runs for, and its listener, which publishes the events. */
-    private final class Candidate implements LeadershipListener {
+    /**
+     * One election this application runs for, its listener, which publishes the events, and the
+     * {@link LeaderOnly} calls in progress.
+     */
+    final class Candidate implements LeadershipListener {
 
         final LeaderElection election;
         private Leadership granted; // the term granted and not yet revoked; guarded by this
+        private int calls; // LeaderOnly calls in progress; guarded by this
+        private boolean closing; // guarded by this
 
         Candidate(LeaderElection election) {
             this.election = election;
         }
 
+        /** The term, from the end of its granted event's publication until the election says it is over. */
+        synchronized Optional<Leadership> current() {
+            if (granted == null) {
+                return Optional.empty();
+            }
+            Optional<Leadership> now = election.currentLeadership();
+            return now.isPresent() && now.get().term() == granted.term() ? now : Optional.empty();
+        }
+
+        /** Lets a call in while {@link #current()} has a term and this election is not closing. */
+        synchronized boolean enter() {
+            if (closing || current().isEmpty()) {
+                return false;
+            }
+            calls++;
+            return true;
+        }
+
+        /** Ends a call that {@link RelockLeadership#enter} let in. */
+        synchronized void exit() {
+            calls--;
+            if (calls == 0) {
+                notifyAll();
+            }
+        }
+
+        synchronized void stopEntering() {
+            closing = true;
+        }
+
+        synchronized void awaitCalls() {
+            boolean interrupted = false;
+            while (calls > 0) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    break;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
         @Override
         public void onElected(Leadership leadership) {
-            synchronized (this) {
-                granted = leadership;
-            }
             try {
                 publisher.publishEvent(new LeadershipGrantedEvent(RelockLeadership.this, leadership));
             } catch (RuntimeException e) {
                 LOG.error("a listener of the granted event of '{}' term {} failed", leadership.election(),
                         leadership.term(), e);
+            } finally {
+                synchronized (this) {
+                    granted = leadership;
+                }
             }
         }
 
