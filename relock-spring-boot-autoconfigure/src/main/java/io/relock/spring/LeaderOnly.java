@@ -38,7 +38,9 @@ import org.springframework.core.annotation.AliasFor;
  * names the method.
  *
  * <p>With {@code relock.leader-election.enabled=false} this instance runs for no election and
- * every {@code @LeaderOnly} call is skipped. As with {@code @Transactional}, a call from inside
+ * every {@code @LeaderOnly} call is skipped. The check comes before a {@code @Transactional} on
+ * the same method opens its transaction; with {@link WithLock} on the same method both apply,
+ * in no defined order. As with {@code @Transactional}, a call from inside
  * the same bean does not pass the proxy and is not checked. Usable as a meta-annotation.
  */
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})

@@ -182,14 +182,17 @@ public class RelockLeadership implements SmartLifecycle {
         synchronized (this) {
             running = false;
             closing = new ArrayList<>(candidates.values());
-            candidates.clear();
         }
         closing.forEach(Candidate::stopEntering);
         long waitMillis = relock.config().commandTimeout().toMillis() + 1000;
         for (Candidate candidate : closing) {
+            // The calls in progress still see their term (leadership(name)) until the election closes.
             candidate.awaitCalls();
             candidate.election.close();
             candidate.awaitRevoked(waitMillis);
+            synchronized (this) {
+                candidates.remove(candidate.election.name(), candidate);
+            }
         }
     }
 
