@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -25,6 +26,8 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 
 import io.relock.ClientInfo;
 import io.relock.HeldLock;
+import io.relock.LeaderInfo;
+import io.relock.Leadership;
 import io.relock.LockInfo;
 import io.relock.Relock;
 import io.relock.RelockConfig;
@@ -36,9 +39,12 @@ import io.relock.RelockException;
  *
  * <ul>
  *   <li>{@code GET /actuator/locks}: this client (id, topology, key prefix, host, pid, start,
- *       version), the locks it holds ({@link Relock#heldLocks()}) and its last
- *       {@value LockLosses#CAPACITY} lease losses. Answered from the client's own records, also
- *       while Redis is down.</li>
+ *       version), the locks it holds ({@link Relock#heldLocks()}), its last
+ *       {@value LockLosses#CAPACITY} lease losses, and the leader elections it runs for
+ *       ({@link RelockLeadership}) with who leads each. Answered from the client's own records,
+ *       also while Redis is down, except who leads an election this client does not lead: that
+ *       is read from Redis (a few round trips per election), and when Redis fails the election's
+ *       {@code leader} is {@code null} and its {@code error} says why.</li>
  *   <li>{@code GET /actuator/locks/{name}}: the lock as Redis has it ({@link Relock#getLockInfo(String)}):
  *       its holders with their client's host and process, hold counts, the lease left, the
  *       waiting clients, and its type when it can be told. 404 when nobody holds it.</li>
@@ -79,14 +85,21 @@ public class LocksEndpoint {
 
     private final Relock relock;
     private final LockLosses losses;
+    private final Supplier<@Nullable RelockLeadership> leadership;
 
     LocksEndpoint(Relock relock, LockLosses losses) {
+        this(relock, losses, () -> null);
+    }
+
+    LocksEndpoint(Relock relock, LockLosses losses, Supplier<@Nullable RelockLeadership> leadership) {
         this.relock = Objects.requireNonNull(relock, "relock must not be null");
         this.losses = Objects.requireNonNull(losses, "losses must not be null");
+        this.leadership = Objects.requireNonNull(leadership, "leadership must not be null");
     }
 
     /**
-     * This client, what it holds, and its last lease losses; no Redis round trip.
+     * This client, what it holds, its last lease losses and its leader elections; no Redis
+     * round trip but for the leaders of elections this client does not lead.
      *
      * @return the client's view
      */
@@ -96,7 +109,38 @@ public class LocksEndpoint {
         ClientInfo self = relock.clientInfo();
         List<HeldLockView> held = relock.heldLocks().stream().map(HeldLockView::of).toList();
         return new ClientLocks(relock.clientId(), config.topology().name(), config.keyPrefix(),
-                config.watchdogTimeout().toMillis(), Client.of(self), held, losses.recent());
+                config.watchdogTimeout().toMillis(), Client.of(self), held, losses.recent(), elections());
+    }
+
+    private List<LeaderElectionView> elections() {
+        RelockLeadership elections = leadership.get();
+        if (elections == null) {
+            return List.of();
+        }
+        List<LeaderElectionView> views = new ArrayList<>();
+        for (String name : elections.names()) {
+            Optional<Leadership> mine = elections.leadership(name);
+            if (mine.isPresent()) {
+                Leadership term = mine.get();
+                views.add(new LeaderElectionView(name, elections.isRunning(), true, new Leader(term.term(),
+                        relock.clientId(), true, term.leader().host(), term.leader().pid()), null));
+                continue;
+            }
+            try {
+                Leader leader = elections.leader(name).map(this::leaderOf).orElse(null);
+                views.add(new LeaderElectionView(name, elections.isRunning(), false, leader, null));
+            } catch (RuntimeException e) {
+                LOG.debug("could not read the leader of '{}'", name, e);
+                views.add(new LeaderElectionView(name, elections.isRunning(), false, null,
+                        "Relock could not read the leader of '" + name + "': " + e.getMessage()));
+            }
+        }
+        return views;
+    }
+
+    private Leader leaderOf(LeaderInfo info) {
+        return new Leader(info.term(), info.clientId(), info.clientId().equals(relock.clientId()),
+                info.client().map(ClientInfo::host).orElse(null), info.client().map(ClientInfo::pid).orElse(null));
     }
 
     /**
@@ -211,9 +255,40 @@ public class LocksEndpoint {
      * @param client where this client runs, as it registered itself on Redis
      * @param heldLocks the locks this client holds, oldest first
      * @param recentLosses the last lease losses of this client, newest first
+     * @param leaderElections the leader elections this client runs for ({@link RelockLeadership}),
+     *     by name; empty without any
      */
     public record ClientLocks(String clientId, String topology, String keyPrefix, long watchdogTimeoutMillis,
-            Client client, List<HeldLockView> heldLocks, List<LockLoss> recentLosses) {
+            Client client, List<HeldLockView> heldLocks, List<LockLoss> recentLosses,
+            List<LeaderElectionView> leaderElections) {
+    }
+
+    /**
+     * A leader election this client runs for.
+     *
+     * @param name the election's name
+     * @param running whether this client runs for it now (false before the context is ready, after
+     *     it closed, and with {@code relock.leader-election.enabled=false})
+     * @param thisClientLeads whether this client leads it, by its local lease deadline
+     * @param leader who leads: this client's own term when it leads, else as Redis has it;
+     *     {@code null} when nobody leads or Redis could not be read
+     * @param error why the leader could not be read, else {@code null}
+     */
+    public record LeaderElectionView(String name, boolean running, boolean thisClientLeads, @Nullable Leader leader,
+            @Nullable String error) {
+    }
+
+    /**
+     * The leader of an election.
+     *
+     * @param term its term, the fencing token it was elected with
+     * @param clientId the leading client's id
+     * @param thisClient whether that is this application's client
+     * @param host the host the leading client runs on, {@code null} when it is not registered
+     *     (see {@link LeaderInfo#client()})
+     * @param pid its process id, {@code null} likewise
+     */
+    public record Leader(long term, String clientId, boolean thisClient, @Nullable String host, @Nullable Long pid) {
     }
 
     /**

@@ -2,6 +2,7 @@ package io.relock.spring;
 
 import java.time.Clock;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -34,7 +35,8 @@ public class RelockEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    LocksEndpoint locksEndpoint(Relock relock, LockLosses relockLockLosses) {
-        return new LocksEndpoint(relock, relockLockLosses);
+    LocksEndpoint locksEndpoint(Relock relock, LockLosses relockLockLosses,
+            ObjectProvider<RelockLeadership> leadership) {
+        return new LocksEndpoint(relock, relockLockLosses, leadership::getIfAvailable);
     }
 }

@@ -1,6 +1,8 @@
 package io.relock.spring;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -44,6 +46,8 @@ public class RelockProperties {
     private final SpinBackoff spinBackoff = new SpinBackoff();
 
     private final Metrics metrics = new Metrics();
+
+    private final LeaderElection leaderElection = new LeaderElection();
 
     /**
      * Whether to create the client and the advice.
@@ -202,6 +206,61 @@ public class RelockProperties {
      */
     public Metrics getMetrics() {
         return metrics;
+    }
+
+    /**
+     * The leader elections this application runs for ({@link LeaderOnly}, {@link RelockLeadership}).
+     *
+     * @return {@code relock.leader-election.*}
+     */
+    public LeaderElection getLeaderElection() {
+        return leaderElection;
+    }
+
+    /** The leader elections this application runs for, besides those of its {@link LeaderOnly} methods. */
+    public static class LeaderElection {
+
+        /** Whether to run for leadership; false: never lead, and skip every @LeaderOnly call. */
+        private boolean enabled = true;
+
+        /** Elections to run for besides those named by @LeaderOnly methods, e.g. to act on their events. */
+        private List<String> names = new ArrayList<>();
+
+        /**
+         * Whether this application runs for leadership.
+         *
+         * @return {@code relock.leader-election.enabled}
+         */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /**
+         * Sets {@code relock.leader-election.enabled}.
+         *
+         * @param enabled false to run for no election
+         */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /**
+         * The elections named in the properties.
+         *
+         * @return {@code relock.leader-election.names}
+         */
+        public List<String> getNames() {
+            return names;
+        }
+
+        /**
+         * Sets {@code relock.leader-election.names}.
+         *
+         * @param names the elections' names
+         */
+        public void setNames(List<String> names) {
+            this.names = names;
+        }
     }
 
     /** The meters relock-micrometer binds, and the span around each acquire. */
