@@ -18,7 +18,10 @@ import java.util.Map;
  *       transaction, and with {@code @WithLock}; (b) a holder paused past its lease, whose late
  *       write the database refuses by its fencing token;</li>
  *   <li>three experiments with the watchdog: (a) no lease and no unlock, (b) a lease shorter
- *       than the work, (c) a wait and no lease, the correct use.</li>
+ *       than the work, (c) a wait and no lease, the correct use;</li>
+ *   <li>one node does it: a job that must run once per period on three instances, with a plain
+ *       lock (duplicates), with {@code unlock(holdAtLeast)}, and with leader election, whose
+ *       leader is frozen with SIGSTOP past its lease and resumed.</li>
  * </ol>
  *
  * <p>Without {@code --redis} it starts a {@code redis-server} of its own (the testkit's, found on
@@ -155,6 +158,7 @@ public final class Demo {
         scenarios.put("3a", new ForgottenUnlock(redis, EXPERIMENT_WATCHDOG_TIMEOUT));
         scenarios.put("3b", new LeaseShorterThanWork(redis, EXPERIMENT_WATCHDOG_TIMEOUT));
         scenarios.put("3c", new WatchdogOnly(redis, EXPERIMENT_WATCHDOG_TIMEOUT));
+        scenarios.put("4", new OneNodeJob(redis));
         return scenarios;
     }
 

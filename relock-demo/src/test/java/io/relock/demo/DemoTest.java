@@ -30,6 +30,10 @@ class DemoTest {
         return new Outcome(exitCode, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    /** Scenario 4's part (b): one run in every period. */
+    private static final String ONCE_PER_PERIOD_WITH_HOLD =
+            "\\(b\\) unlock\\(holdAtLeast 900 ms\\) \\.+ runs per period \\[1( 1)+\\]: 0 duplicate runs";
+
     @Test
     void everyScenarioPassesAgainstARealRedisAndLeavesNoKeysBehind() {
         try (RedisServer server = RedisServer.start()) {
@@ -46,13 +50,36 @@ class DemoTest {
                     .contains("3a. " + ForgottenUnlock.TITLE)
                     .contains("3b. " + LeaseShorterThanWork.TITLE)
                     .contains("3c. " + WatchdogOnly.TITLE)
+                    .contains("4. " + OneNodeJob.TITLE)
+                    .containsPattern(ONCE_PER_PERIOD_WITH_HOLD)
                     .containsPattern("3\\) @WithLock \\.+ credited exactly once \\(balance 100\\) in "
                             + Demo.RECHARGE_ROUNDS + " of " + Demo.RECHARGE_ROUNDS + " rounds")
                     .containsPattern("rows updated \\.+ 0: rejected, the order carries token \\d+")
-                    .contains("Summary: 6 of 6 scenarios passed")
+                    .contains("Summary: 7 of 7 scenarios passed")
                     .doesNotContain("FAIL");
-            assertThat(count(demo.out(), "^   PASS  ")).isEqualTo(6);
+            assertThat(count(demo.out(), "^   PASS  ")).isEqualTo(7);
             assertThat(server.command("KEYS", "*")).isEqualTo(List.of("someone-else:key"));
+        }
+    }
+
+    /** Scenario 4 alone: duplicates with a plain lock, none with holdAtLeast or with a leader frozen and resumed. */
+    @Test
+    void oneNodeDoesItWithHoldAtLeastAndWithALeaderFrozenPastItsLease() throws Exception {
+        try (RedisServer server = RedisServer.start();
+                DemoRedis redis = DemoRedis.connect(server.uri())) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            Report report = new Report(new PrintStream(out, true, StandardCharsets.UTF_8));
+
+            run(report, "4", new OneNodeJob(redis));
+
+            String text = out.toString(StandardCharsets.UTF_8);
+            assertThat(report.allPassed()).as("report:%n%s", text).isTrue();
+            assertThat(text)
+                    .containsPattern("\\(a\\) tryLock\\(0\\), unlock\\(\\) \\.+ runs per period \\[.*\\]: [1-9]")
+                    .containsPattern(ONCE_PER_PERIOD_WITH_HOLD)
+                    .containsPattern("\\(c\\) leader election \\.+ runs per period \\[.*\\]: 0 duplicate runs")
+                    .containsPattern("resumed old leader's runs \\.+ 0 after the freeze")
+                    .containsPattern("onRevoked for term (\\d+), older than \\d+");
         }
     }
 
