@@ -258,6 +258,22 @@ class ReactiveLockTest {
     }
 
     @Test
+    void disposalsRacingTheGrantLeaveNothingHeld() {
+        DistributedLock rival = client(Duration.ofSeconds(30)).getLock("raced");
+        for (int round = 0; round < 30; round++) {
+            rival.lock();
+            Disposable waiter = onParallel(face("raced").withLock(Mono.never())).subscribe();
+            Eventually.await(PROMPTLY, "a waiter on 'raced'", () -> relock.getLockInfo("raced").waitingClients() > 0);
+            rival.unlock();
+            waiter.dispose();
+            Eventually.await(PROMPTLY, "'raced' free after round " + round,
+                    () -> !relock.getLockInfo("raced").isLocked());
+        }
+        assertThat(rival.tryLock()).as("the lock is free for others").isTrue();
+        rival.unlock();
+    }
+
+    @Test
     void aLostHoldCancelsTheWorkAndErrorsWithLockLostException() {
         Relock shortLeased = client(Duration.ofMillis(1500));
         ReactiveLock lock = ReactiveLock.of(shortLeased.getLock("lost"));
