@@ -94,7 +94,8 @@ class ReactiveAccountTest {
         ReactiveLock account = ReactiveLock.of(relock.getLock("account:42"));
 
         // The inner work reads Redis with a blocking call: it runs on a thread that may block.
-        Mono<Long> holdCount = Mono.fromCallable(() -> relock.getLockInfo("account:42").holders().values().iterator().next())
+        Mono<Long> holdCount = Mono.fromCallable(() ->
+                        relock.getLockInfo("account:42").holders().values().iterator().next())
                 .subscribeOn(Schedulers.boundedElastic());
         Long holds = account.withLock(account.withLock(holdCount)).block(Duration.ofSeconds(10));
 
