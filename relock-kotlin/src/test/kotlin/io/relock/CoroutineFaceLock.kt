@@ -1,8 +1,8 @@
 package io.relock
 
 import io.relock.kotlin.LockOwner
-import io.relock.kotlin.tryWithLock
-import io.relock.kotlin.withLock
+import io.relock.kotlin.tryWithLockSuspending
+import io.relock.kotlin.withLockSuspending
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.CompletionException
 import java.util.concurrent.ConcurrentHashMap
@@ -24,10 +24,10 @@ import kotlinx.coroutines.selects.select
 
 /**
  * A [DistributedLock] whose acquires and releases go through the coroutine face, so that
- * [LockContractTest] runs on it: each hold is a coroutine suspended inside `withLock` (or
- * `tryWithLock`) until the matching `unlock` lets it return. Each calling thread is one
+ * [LockContractTest] runs on it: each hold is a coroutine suspended inside `withLockSuspending` (or
+ * `tryWithLockSuspending`) until the matching `unlock` lets it return. Each calling thread is one
  * [LockOwner] of this lock object, its holds a stack; a re-entrant acquire is one
- * more coroutine with the thread's owner in its context, which `withLock` re-enters. Interrupts
+ * more coroutine with the thread's owner in its context, which `withLockSuspending` re-enters. Interrupts
  * while waiting cancel the waiting coroutine. Hold counts are read from Redis for the owner.
  * Inspection (`isLocked`, `remainTimeToLive`, `forceUnlock`) and the async forms go to the
  * lock itself.
@@ -100,12 +100,12 @@ internal class CoroutineFaceLock(private val client: Relock, private val lock: D
                 acquired.complete(Unit)
                 release.await()
             }
-            if (wait == null) lock.withLock(lease = lease, block = body) else lock.tryWithLock(wait, lease, body)
+            if (wait == null) lock.withLockSuspending(lease = lease, block = body) else lock.tryWithLockSuspending(wait, lease, body)
         }
         val outcome = SCOPE.future {
             select {
                 acquired.onAwait { true }
-                coroutine.onAwait { false } // returned before acquiring: tryWithLock's null
+                coroutine.onAwait { false } // returned before acquiring: tryWithLockSuspending's null
             }
         }
         val held = try {

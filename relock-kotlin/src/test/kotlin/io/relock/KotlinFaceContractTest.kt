@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test
 
 /**
  * [LockContractTest] through the coroutine face: every acquire and release of the lock under
- * test is a `withLock`/`tryWithLock` of relock-kotlin (see [CoroutineFaceLock]), on the
+ * test is a `withLockSuspending`/`tryWithLockSuspending` of relock-kotlin (see [CoroutineFaceLock]), on the
  * reentrant lock; its rivals are plain locks of other clients or the same face.
  */
 internal class KotlinFaceContractTest : LockContractTest() {

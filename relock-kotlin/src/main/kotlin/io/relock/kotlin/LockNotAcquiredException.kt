@@ -4,12 +4,12 @@ import io.relock.RelockException
 import kotlin.time.Duration
 
 /**
- * Thrown by [withLock] given a `wait` when the lock was not acquired within it: another owner
+ * Thrown by [withLockSuspending] given a `wait` when the lock was not acquired within it: another owner
  * held it all along. Nothing is held then and the block did not run. Redis failures are not
  * reported this way but as the [RelockException] they are.
  *
  * @property lockName the name of the lock that was not acquired
- * @property wait how long [withLock] waited
+ * @property wait how long [withLockSuspending] waited
  */
 public class LockNotAcquiredException(
     public val lockName: String,

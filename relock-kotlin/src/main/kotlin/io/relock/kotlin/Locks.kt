@@ -27,8 +27,12 @@ import kotlinx.coroutines.withContext
  * Runs [block] holding this lock, suspending (never blocking a thread) until the lock is
  * acquired, and releases it when the block completes, fails or is cancelled.
  *
+ * **Name.** Not `withLock`: [DistributedLock] has members `withLock(Runnable)` and
+ * `withLock(Supplier)`, and Kotlin always prefers a member to an extension, so `lock.withLock {}`
+ * would run the lambda through the blocking Java method, owned by the thread.
+ *
  * **Owner.** The hold belongs to the [LockOwner] of the calling coroutine's context; without
- * one, a new owner is created and the block runs with it in its context. So a nested `withLock`
+ * one, a new owner is created and the block runs with it in its context. So a nested `withLockSuspending`
  * on the same lock re-enters (one more hold, released by its own end) across suspension points
  * and dispatcher switches (`withContext(Dispatchers.IO)`), and child coroutines started in the
  * block share the hold; a coroutine started with `+ LockOwner.new()` is an owner of its own and
@@ -36,7 +40,7 @@ import kotlinx.coroutines.withContext
  *
  * **Waiting.** With `wait == null` (or [Duration.INFINITE]) this waits as long as it takes;
  * with a `wait`, it waits at most that long and then throws [LockNotAcquiredException] (use
- * [tryWithLock] to get `null` instead); a `wait` of zero or less is one attempt without
+ * [tryWithLockSuspending] to get `null` instead); a `wait` of zero or less is one attempt without
  * waiting. Cancelling the coroutine while it waits gives the wait up at once: it leaves the
  * lock's queue, a hold that was granted in a race with the cancel is released, and the
  * [CancellationException] is rethrown; the block does not run.
@@ -47,7 +51,7 @@ import kotlinx.coroutines.withContext
  *
  * **Losing the hold.** If the watchdog finds the hold gone (force-unlocked, expired while Redis
  * was unreachable), the block's scope is cancelled with a [CancellationException] whose cause
- * is a [LockLostException], and `withLock` throws that [LockLostException] once the block has
+ * is a [LockLostException], and `withLockSuspending` throws that [LockLostException] once the block has
  * ended, even if the block caught the cancellation and returned. Locks that cannot report lost
  * holds (a [DistributedLock] not made by [io.relock.Relock]) are not watched.
  *
@@ -57,7 +61,7 @@ import kotlinx.coroutines.withContext
  *
  * ```kotlin
  * val lock = relock.getLock("order:42")
- * val receipt = lock.withLock(wait = 5.seconds) { chargeOrder(42) }
+ * val receipt = lock.withLockSuspending(wait = 5.seconds) { chargeOrder(42) }
  * ```
  *
  * @param T the block's result type
@@ -74,7 +78,7 @@ import kotlinx.coroutines.withContext
  * @throws RelockException if Redis fails while acquiring (the block does not run) or releasing
  * @throws CancellationException if the calling coroutine is cancelled
  */
-public suspend fun <T> DistributedLock.withLock(
+public suspend fun <T> DistributedLock.withLockSuspending(
     wait: Duration? = null,
     lease: Duration? = null,
     block: suspend CoroutineScope.() -> T,
@@ -89,16 +93,16 @@ public suspend fun <T> DistributedLock.withLock(
 
 /**
  * Runs [block] holding this lock if it can be acquired within [wait], and returns `null`
- * otherwise (the block does not run). Everything else is as [withLock]: the owner, re-entry,
+ * otherwise (the block does not run). Everything else is as [withLockSuspending]: the owner, re-entry,
  * children sharing the hold, cancellation, lease loss and release.
  *
  * A `null` result is ambiguous when [T] is itself nullable: a block that returned `null` and a
  * lock that was not acquired look alike. Return a non-null value (`Unit`, `true`, a wrapper)
- * when the difference matters, or use [withLock] with a `wait`, which throws
+ * when the difference matters, or use [withLockSuspending] with a `wait`, which throws
  * [LockNotAcquiredException] instead.
  *
  * ```kotlin
- * lock.tryWithLock { sendDailyReport() } ?: log.info("another node is sending it")
+ * lock.tryWithLockSuspending { sendDailyReport() } ?: log.info("another node is sending it")
  * ```
  *
  * @param T the block's result type
@@ -108,12 +112,12 @@ public suspend fun <T> DistributedLock.withLock(
  * @param block what to run while holding the lock
  * @return what [block] returned, or `null` if the lock was not acquired within [wait]
  * @throws LockLostException if the hold was lost while the block ran
- * @throws IllegalArgumentException if `lease` is invalid (see [withLock])
- * @throws IllegalMonitorStateException if the hold was gone by the release (see [withLock])
+ * @throws IllegalArgumentException if `lease` is invalid (see [withLockSuspending])
+ * @throws IllegalMonitorStateException if the hold was gone by the release (see [withLockSuspending])
  * @throws RelockException if Redis fails (never `null` for that)
  * @throws CancellationException if the calling coroutine is cancelled
  */
-public suspend fun <T> DistributedLock.tryWithLock(
+public suspend fun <T> DistributedLock.tryWithLockSuspending(
     wait: Duration = Duration.ZERO,
     lease: Duration? = null,
     block: suspend CoroutineScope.() -> T,
@@ -183,7 +187,7 @@ private suspend fun DistributedLock.acquire(owner: Long, waitMillis: Long?, leas
     }
 }
 
-/** Runs [block] with the hold taken for [owner], then releases it; see [withLock]. */
+/** Runs [block] with the hold taken for [owner], then releases it; see [withLockSuspending]. */
 private suspend fun <T> DistributedLock.runHolding(
     owner: LockOwner,
     addOwner: Boolean,
