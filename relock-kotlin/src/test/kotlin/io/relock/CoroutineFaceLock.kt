@@ -32,10 +32,13 @@ import kotlinx.coroutines.selects.select
  * Inspection (`isLocked`, `remainTimeToLive`, `forceUnlock`) and the async forms go to the
  * lock itself.
  */
-internal class CoroutineFaceLock(private val client: Relock, private val lock: DistributedLock) : DistributedLock by lock {
+internal class CoroutineFaceLock(
+    private val client: Relock,
+    private val lock: DistributedLock,
+) : DistributedLock by lock {
 
-    /** A hold in progress: acquired once [acquired] completes, released by completing [release]. */
-    private class Hold(val coroutine: Deferred<*>, val acquired: CompletableDeferred<Unit>, val release: CompletableDeferred<Unit>)
+    /** A hold: the coroutine suspended in the face's block until [release] completes. */
+    private class Hold(val coroutine: Deferred<*>, val release: CompletableDeferred<Unit>)
 
     /** The holds of each thread, newest last. */
     private val holds = ConcurrentHashMap<Long, ArrayDeque<Hold>>()
@@ -100,7 +103,11 @@ internal class CoroutineFaceLock(private val client: Relock, private val lock: D
                 acquired.complete(Unit)
                 release.await()
             }
-            if (wait == null) lock.withLockSuspending(lease = lease, block = body) else lock.tryWithLockSuspending(wait, lease, body)
+            if (wait == null) {
+                lock.withLockSuspending(lease = lease, block = body)
+            } else {
+                lock.tryWithLockSuspending(wait, lease, body)
+            }
         }
         val outcome = SCOPE.future {
             select {
@@ -117,7 +124,7 @@ internal class CoroutineFaceLock(private val client: Relock, private val lock: D
             throw failure.cause ?: failure
         }
         if (held) {
-            holds.computeIfAbsent(currentThreadId()) { ArrayDeque() }.addLast(Hold(coroutine, acquired, release))
+            holds.computeIfAbsent(currentThreadId()) { ArrayDeque() }.addLast(Hold(coroutine, release))
         }
         return held
     }

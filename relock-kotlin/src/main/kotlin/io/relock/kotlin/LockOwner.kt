@@ -5,26 +5,31 @@ import kotlin.coroutines.AbstractCoroutineContextElement
 import kotlin.coroutines.CoroutineContext
 
 /**
- * The owner of the holds taken by [withLockSuspending] and [tryWithLockSuspending]: a coroutine-context element, so
- * ownership follows the work, not a thread.
+ * The owner of the holds taken by [withLockSuspending] and [tryWithLockSuspending]: a
+ * coroutine-context element, so ownership follows the work, not a thread.
  *
- * `withLockSuspending` uses the `LockOwner` of the calling coroutine's context if there is one, and
- * otherwise creates one (with an id from [Relock.newOwnerId]) and runs its block with it added to
- * the context. Everything that inherits that context is the same owner:
+ * `withLockSuspending` uses the `LockOwner` of the calling coroutine's context if there is one,
+ * and otherwise creates one (with an id from [Relock.newOwnerId]) and runs its block with it
+ * added to the context. Everything that inherits that context is the same owner:
  * - code after a suspension point, whichever thread resumes it;
- * - `withContext(Dispatchers.IO) { ... }` and any other context switch inside the block: a nested
- *   `withLockSuspending` on the same lock there re-enters (hold count 2) instead of waiting for itself;
+ * - `withContext(Dispatchers.IO) { ... }` and any other context switch inside the block: a
+ *   nested `withLockSuspending` on the same lock there re-enters (hold count 2) instead of
+ *   waiting for itself;
  * - **child coroutines** (`launch`, `async`) started inside the block. They share the hold:
- *   structured concurrency makes `withLockSuspending` wait for them before it releases, so they never run
- *   unprotected, and binding ownership to a `Job` instead would break re-entry across
- *   `withContext`, which starts a new `Job`. A child that shares the hold must not be treated
- *   as a rival: two children of one block are not excluded from each other by the lock.
+ *   structured concurrency makes `withLockSuspending` wait for them before it releases, so they
+ *   never run unprotected, and binding ownership to a `Job` instead would break re-entry across
+ *   `withContext`, which starts a new `Job`. The lock does not exclude two children of one
+ *   block from each other.
  *
  * A coroutine that must be an owner of its own (to contend for the lock with its parent or its
- * siblings) is started with a new one: `launch(LockOwner.new()) { lock.withLockSuspending { ... } }`.
+ * siblings) is started with a new one: `launch(LockOwner.new()) { lock.withLockSuspending { } }`.
+ * Started inside the parent's block, such a coroutine waits until the parent releases, and the
+ * parent's block waits for its children: give it a `wait`, or use [tryWithLockSuspending].
  *
- * Owners are compared by [id]. An owner's holds belong to one [Relock] client per lock: the
- * same id used with another client's lock is another owner on Redis.
+ * Owners are compared by [id]. An owner's holds belong to one [Relock] client: the same id used
+ * with another client's lock is another owner on Redis. Any id is accepted (to share an owner
+ * with code that uses the lock's async methods), but a positive one is a thread's id, and that
+ * thread of the client then counts as the same owner.
  *
  * @property id the owner id passed to the lock's async methods (`lockAsync`, `unlockAsync`,
  *     `isHeldByThread`); a negative id from [Relock.newOwnerId] for owners made by [new]

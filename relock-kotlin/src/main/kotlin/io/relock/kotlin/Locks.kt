@@ -19,6 +19,7 @@ import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.ensureActive
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.job
 import kotlinx.coroutines.withContext
@@ -144,6 +145,7 @@ private suspend fun <T> DistributedLock.lockAndRun(
 ): Any? {
     val waitMillis = wait?.let(::waitMillis)
     val leaseMillis = leaseMillis(lease)
+    currentCoroutineContext().ensureActive() // a cancelled caller sends nothing
     val inherited = currentCoroutineContext()[LockOwner]
     val owner = inherited ?: LockOwner.new()
     val watch = LossWatch.start(this, owner.id)

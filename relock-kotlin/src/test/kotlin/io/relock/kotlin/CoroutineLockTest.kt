@@ -78,7 +78,9 @@ internal class CoroutineLockTest {
 
     /** Returns once no client waits for [name] any more. */
     private fun Relock.awaitNoWaiter(name: String) =
-        Eventually.await(PROMPTLY.toJavaDuration(), "no waiter left on '$name'") { getLockInfo(name).waitingClients() == 0L }
+        Eventually.await(PROMPTLY.toJavaDuration(), "no waiter left on '$name'") {
+            getLockInfo(name).waitingClients() == 0L
+        }
 
     @Test
     fun aThousandCoroutinesOnOneThreadContendForTenLocksWithoutLosingAnUpdate() {
@@ -195,7 +197,8 @@ internal class CoroutineLockTest {
         assertThat(waiterLock.isHeldByThread(waiterOwner.id)).isFalse()
         // The holder's lease is 30 s: a third owner that gets the lock well before proves that the
         // release went to it, not to a cancelled waiter left in the queue.
-        val third = async(Dispatchers.Default) { client().getLock("queue").withLockSuspending(wait = PROMPTLY) { "third" } }
+        val thirdLock = client().getLock("queue")
+        val third = async(Dispatchers.Default) { thirdLock.withLockSuspending(wait = PROMPTLY) { "third" } }
         holderClient.awaitWaiter("queue")
         holder.unlockAsync(holderOwner).await()
         assertThat(third.await()).isEqualTo("third")
@@ -230,7 +233,9 @@ internal class CoroutineLockTest {
             holder.lockAsync(holderOwner).await()
             val waiterOwner = LockOwner.new()
             val waiterLock = waiterClient.getLock(name)
-            val waiter = launch(Dispatchers.Default + waiterOwner) { waiterLock.withLockSuspending { awaitCancellation() } }
+            val waiter = launch(Dispatchers.Default + waiterOwner) {
+                waiterLock.withLockSuspending { awaitCancellation() }
+            }
             holderClient.awaitWaiter(name)
 
             val released = holder.unlockAsync(holderOwner) // hands the lock to the waiter ...
@@ -238,8 +243,8 @@ internal class CoroutineLockTest {
             released.await()
             waiter.join()
 
-            assertThat(thirdClient.getLock(name).withLockSuspending(wait = PROMPTLY) { "third" }).`as`("round %d", round)
-                .isEqualTo("third")
+            val third = thirdClient.getLock(name).withLockSuspending(wait = PROMPTLY) { "third" }
+            assertThat(third).`as`("round %d", round).isEqualTo("third")
             assertThat(waiterLock.isHeldByThread(waiterOwner.id)).`as`("round %d", round).isFalse()
         }
     }
