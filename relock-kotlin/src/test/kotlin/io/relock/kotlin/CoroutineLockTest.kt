@@ -250,7 +250,7 @@ internal class CoroutineLockTest {
     }
 
     @Test
-    fun aLostHoldCancelsTheBlockAndWithLockThrowsLockLostException(): Unit = runBlocking {
+    fun aLostHoldCancelsTheBlockAndTheCallThrowsLockLostException(): Unit = runBlocking {
         val lock = client(watchdog = 1500.milliseconds).getLock("lost")
         val entered = CompletableDeferred<Unit>()
         val cancelledWith = CompletableDeferred<Throwable>()
