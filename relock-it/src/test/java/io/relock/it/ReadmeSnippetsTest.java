@@ -32,7 +32,8 @@ class ReadmeSnippetsTest {
             "quickstart-dependencies", "bom-import", "quickstart-imports", "quickstart-config", "quickstart-code",
             "testkit-example", "micrometer-dependency", "micrometer-code", "micrometer-shutdown",
             "starter-dependency", "recharge-service", "scheduled-job", "spring-integration-dependency", "spring-integration-bean",
-            "reactor-dependency", "reactor-imports", "reactor-code");
+            "reactor-dependency", "reactor-imports", "reactor-code",
+            "kotlin-dependency", "kotlin-imports", "kotlin-code");
 
     private static final Pattern TAG = Pattern.compile("tag::([a-z0-9-]+)\\[\\]");
     private static final Pattern END = Pattern.compile("end::([a-z0-9-]+)\\[\\]");
