@@ -27,6 +27,7 @@ enum Metric {
     ACQUISITIONS_PER_THREAD("acquisitions/thread", 0, Better.NEITHER),
     SHARE_OF_EQUAL("per-thread share ÷ equal", 2, Better.NEITHER),
     THREADS("threads/client", 0, Better.LOWER),
+    THREADS_USED("JVM threads used", 0, Better.LOWER),
     CONNECTIONS("connections/client", 0, Better.LOWER),
     THREADS_IDLE("threads/client, unused", 0, Better.LOWER),
     CONNECTIONS_IDLE("connections/client, unused", 0, Better.LOWER),
