@@ -24,6 +24,8 @@ enum Metric {
     REDIS_CPU_US_PER_OP("Redis CPU µs/op", 1, Better.LOWER),
     SHARE_MIN("thread share min", 2, Better.NEITHER),
     SHARE_MAX("thread share max", 2, Better.NEITHER),
+    PIPELINE_SHARE_MIN("pipeline share min", 2, Better.NEITHER),
+    PIPELINE_SHARE_MAX("pipeline share max", 2, Better.NEITHER),
     ACQUISITIONS_PER_THREAD("acquisitions/thread", 0, Better.NEITHER),
     SHARE_OF_EQUAL("per-thread share ÷ equal", 2, Better.NEITHER),
     THREADS("threads/client", 0, Better.LOWER),

@@ -219,9 +219,13 @@ final class ReportTables {
             } else {
                 double p99 = report.values(caseId, library, Metric.WAIT_P99_US).median();
                 double threads = report.values(caseId, library, Metric.THREADS_USED).median();
+                Report.Values least = report.values(caseId, library, Metric.PIPELINE_SHARE_MIN);
+                Report.Values most = report.values(caseId, library, Metric.PIPELINE_SHARE_MAX);
                 figures.add(library.displayName() + " " + Metric.ACQUISITIONS_PER_S.format(acquisitions.median())
                         + " acquisitions/s, wait p99 " + (p99 >= 10_000 ? Metric.WAIT_MAX_MS.format(p99 / 1e3) + " ms"
                                 : Metric.WAIT_P99_US.format(p99) + " µs")
+                        + (least.isEmpty() || most.isEmpty() ? "" : ", pipeline shares "
+                                + Metric.PIPELINE_SHARE_MIN.format(least.min()) + "–" + Metric.PIPELINE_SHARE_MAX.format(most.max()))
                         + ", " + Metric.THREADS_USED.format(threads) + " JVM threads used");
             }
         }
@@ -233,11 +237,13 @@ final class ReportTables {
                 ratios.add(metric.label() + " " + ratio + (peer == Library.REDISSON ? "" : " (vs " + peer.displayName() + ")"));
             }
         }
-        return "Reactive [" + caseId + "]: " + S7Reactive.Shape.of(caseId).text() + " on one lock name, each subscription an owner "
-                + "of its own that acquires, runs S2's critical section, releases and subscribes again, without "
-                + "blocking a thread (Relock: relock-reactor's ReactiveLock.withLock; Redisson: RLockReactive "
-                + "lock(id)/unlock(id) in Mono.usingWhen, a new id per subscription). JVM threads used: the most live "
-                + "threads during the window minus those before the clients were created (the bench adds none). "
+        return "Reactive [" + caseId + "]: " + S7Reactive.Shape.of(caseId).text() + " in flight on one lock name, each "
+                + "subscription an owner of its own that acquires, runs S2's critical section and releases, and its "
+                + "pipeline subscribes again, without blocking a thread (Relock: relock-reactor's ReactiveLock.withLock; "
+                + "Redisson: RLockReactive lock(id)/unlock(id) in Mono.usingWhen, a new id per subscription). JVM "
+                + "threads used: the most live threads during the window minus those before the clients were created "
+                + "(the bench adds none); pipeline shares: the fewest and most acquisitions of one pipeline over an "
+                + "equal share, over all repeats. "
                 + String.join("; ", figures) + "." + (ratios.isEmpty() ? "" : " Relock over Redisson: " + String.join(", ", ratios) + ".");
     }
 

@@ -43,6 +43,7 @@ class ReactiveCaseTest {
                 Metric.WAIT_MAX_MS, Metric.COMMANDS_PER_OP, Metric.ROUND_TRIPS_PER_OP)) {
             assertThat(((Number) metrics.get(metric.key())).doubleValue()).as(metric + " " + what).isPositive();
         }
+        assertThat(metrics).as(what).containsKeys(Metric.PIPELINE_SHARE_MIN.key(), Metric.PIPELINE_SHARE_MAX.key());
         // The clients' threads: each client has some, and no subscription has one.
         assertThat(((Number) metrics.get(Metric.THREADS_USED.key())).longValue()).as(what).isBetween(1L, 999L);
         Map<String, Object> details = Json.object(json.get("details"));

@@ -181,7 +181,7 @@ class ReportTest {
 
         assertThat(report.text())
                 .containsPattern("JVM threads used +21 \\(20–22\\) +195 \\(190–200\\) +not available +Redisson +0\\.11×")
-                .contains("Reactive [S7/s1000x4]: 1 000 subscriptions over 4 clients on one lock name, ")
+                .contains("Reactive [S7/s1000x4]: 1 000 subscriptions over 4 clients in flight on one lock name, ")
                 .contains("Relock 4 200 acquisitions/s, wait p99 310 ms, 21 JVM threads used; Redisson 1 100 "
                         + "acquisitions/s, wait p99 2 000 ms, 195 JVM threads used; RedisLockRegistry not available "
                         + "(no reactive lock: its locks are java.util.concurrent.locks.Lock, held by the thread that "
