@@ -64,8 +64,8 @@ record Environment(ZonedDateTime start, String command, Map<String, Object> mach
         return "JDK " + versions.get("jdk") + ", Redis " + versions.get("redis") + ", Relock " + versions.get("relock")
                 + " (git " + versions.get("relock_git") + ", on Lettuce " + versions.get("lettuce") + "), Redisson "
                 + versions.get("redisson") + ", RedisLockRegistry of Spring Integration " + versions.get("spring_integration")
-                + " (PUB_SUB_LOCK, on Spring Data Redis " + versions.get("spring_data_redis") + " and the same Lettuce), "
-                + "Reactor " + versions.get("reactor");
+                + " (PUB_SUB_LOCK, on Spring Data Redis " + versions.get("spring_data_redis")
+                + " and the same Lettuce), Reactor " + versions.get("reactor");
     }
 
     /** The version in the manifest of the jar that {@code type} came from, without a build suffix. */

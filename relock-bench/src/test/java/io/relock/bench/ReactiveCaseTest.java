@@ -30,7 +30,8 @@ class ReactiveCaseTest {
         Library library = Library.RELOCK;
         Map<String, Object> json;
         try (RedisServer server = RedisServer.start(); RedisAdmin admin = new RedisAdmin(server.uri())) {
-            WorkerContext context = new WorkerContext(library, server.uri(), admin, List.of(), List.of(), TIMING, "512m");
+            WorkerContext context = new WorkerContext(library, server.uri(), admin, List.of(), List.of(), TIMING,
+                    "512m");
             json = new S7Reactive().run(S7Reactive.CASE, context).toJson(library);
         }
         String what = library + " " + json;

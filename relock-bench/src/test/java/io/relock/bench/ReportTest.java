@@ -175,12 +175,14 @@ class ReportTest {
         result(S7Reactive.CASE, Library.REDISSON,
                 Map.of(Metric.ACQUISITIONS_PER_S, 1000.0, Metric.WAIT_P99_US, 1_900_000.0, Metric.THREADS_USED, 190.0),
                 Map.of(Metric.ACQUISITIONS_PER_S, 1200.0, Metric.WAIT_P99_US, 2_100_000.0, Metric.THREADS_USED, 200.0));
-        runs.add(new Report.Run(0, Report.Run.NOT_RUN, Library.REGISTRY, new CaseResult(S7Reactive.CASE, S7Reactive.CASE)
-                .unavailable(new S7Reactive().without(S7Reactive.CASE, Library.REGISTRY)).toJson(Library.REGISTRY)));
+        String noReactiveLock = new S7Reactive().without(S7Reactive.CASE, Library.REGISTRY);
+        runs.add(new Report.Run(0, Report.Run.NOT_RUN, Library.REGISTRY,
+                new CaseResult(S7Reactive.CASE, S7Reactive.CASE).unavailable(noReactiveLock).toJson(Library.REGISTRY)));
         Report report = report();
 
         assertThat(report.text())
-                .containsPattern("JVM threads used +21 \\(20–22\\) +195 \\(190–200\\) +not available +Redisson +0\\.11×")
+                .containsPattern("JVM threads used +21 \\(20–22\\) +195 \\(190–200\\) +not available +Redisson"
+                        + " +0\\.11×")
                 .contains("Reactive [S7/s1000x4]: 1 000 subscriptions over 4 clients in flight on one lock name, ")
                 .contains("Relock 4 200 acquisitions/s, wait p99 310 ms, 21 JVM threads used; Redisson 1 100 "
                         + "acquisitions/s, wait p99 2 000 ms, 195 JVM threads used; RedisLockRegistry not available "
