@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.springframework.data.redis.core.RedisTemplate;
 import org.springframework.integration.redis.util.RedisLockRegistry;
+import reactor.core.publisher.Mono;
 
 /**
  * Where and with what a run happened: date, machine, JDK, Redis and library versions, and the
@@ -43,6 +44,8 @@ record Environment(ZonedDateTime start, String command, Map<String, Object> mach
         versions.put("spring_data_redis", implementationVersion(RedisTemplate.class));
         // What the classpath has (the jar's manifest), which every library here runs on.
         versions.put("lettuce", implementationVersion(RedisClient.class));
+        // S7's pipelines, Relock's reactive face and Redisson's RLockReactive run on this one.
+        versions.put("reactor", implementationVersion(Mono.class));
         return new Environment(start, command, machine, versions);
     }
 
@@ -61,7 +64,8 @@ record Environment(ZonedDateTime start, String command, Map<String, Object> mach
         return "JDK " + versions.get("jdk") + ", Redis " + versions.get("redis") + ", Relock " + versions.get("relock")
                 + " (git " + versions.get("relock_git") + ", on Lettuce " + versions.get("lettuce") + "), Redisson "
                 + versions.get("redisson") + ", RedisLockRegistry of Spring Integration " + versions.get("spring_integration")
-                + " (PUB_SUB_LOCK, on Spring Data Redis " + versions.get("spring_data_redis") + " and the same Lettuce)";
+                + " (PUB_SUB_LOCK, on Spring Data Redis " + versions.get("spring_data_redis")
+                + " and the same Lettuce), Reactor " + versions.get("reactor");
     }
 
     /** The version in the manifest of the jar that {@code type} came from, without a build suffix. */

@@ -31,6 +31,12 @@ interface LockLibrary extends AutoCloseable {
     Optional<Lock> redLock(String name, List<LockLibrary> masters);
 
     /**
+     * The reentrant lock {@code name} as a reactive pipeline takes it, each subscription its own
+     * owner (S7), or empty if this version has no reactive lock.
+     */
+    Optional<PipelineLock> pipelineLock(String name);
+
+    /**
      * Binds the library's own Micrometer lock metrics for this client to {@code registry}, or
      * empty if it has none; closing the result unbinds them.
      */

@@ -28,14 +28,14 @@ record Options(
         Path out,
         String heap) {
 
-    static final List<String> ALL_SCENARIOS = List.of("S0", "S1", "S2", "S3", "S4", "S5", "S6");
+    static final List<String> ALL_SCENARIOS = List.of("S0", "S1", "S2", "S3", "S4", "S5", "S6", "S7");
 
     static final String USAGE = String.join("\n",
             "usage: Bench [flags]   (mvn -q -B -Pbench -DskipTests verify -Dbench.args=\"flags\")",
             "  --window 5s          measured window of each case, after the warm-up",
             "  --warmup 2s          warm-up before each window",
             "  --repeats 2          Relock/Redisson pairs per case, alternating which goes first (at least 2 for a spread)",
-            "  --scenarios S0,S1,S2,S3,S4,S5,S6",
+            "  --scenarios S0,S1,S2,S3,S4,S5,S6,S7",
             "  --cases S1/t64,...   only these cases (ids as printed in the table)",
             "  --quick              a smoke run of a minute or two: --window 1s --warmup 500ms, only the goals' cases",
             "  --out results        where the run's directory and latest.md go",

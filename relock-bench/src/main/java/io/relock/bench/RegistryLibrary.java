@@ -67,6 +67,15 @@ final class RegistryLibrary implements LockLibrary {
         return Optional.empty();
     }
 
+    /**
+     * The registry has no reactive lock: its locks are {@code java.util.concurrent.locks.Lock}s
+     * held by the thread that called {@code lock()}.
+     */
+    @Override
+    public Optional<PipelineLock> pipelineLock(String name) {
+        return Optional.empty();
+    }
+
     /** The registry has no Micrometer metrics of its locks. */
     @Override
     public Optional<AutoCloseable> bindMetrics(MeterRegistry registry) {

@@ -5,6 +5,7 @@ import io.relock.DistributedLock;
 import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.micrometer.RelockMetrics;
+import io.relock.reactor.ReactiveLock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -45,6 +46,15 @@ final class RelockLibrary implements LockLibrary {
             members[i] = ((RelockLibrary) masters.get(i)).relock.getLock(name);
         }
         return Optional.of(relock.getRedLock(members));
+    }
+
+    /**
+     * relock-reactor's face: {@code ReactiveLock.of(getLock(name)).withLock(work)}, which finds no
+     * owner in the subscriber's Reactor context and so makes a new one per subscription.
+     */
+    @Override
+    public Optional<PipelineLock> pipelineLock(String name) {
+        return Optional.of(ReactiveLock.of(relock.getLock(name))::withLock);
     }
 
     @Override

@@ -127,7 +127,10 @@ final class Report {
             new ChartItem("S4/redlock", Metric.CYCLES_PER_S, "S4 RedLock cycles/s"),
             new ChartItem("S5/footprint", Metric.THREADS, "S5 threads/client"),
             new ChartItem("S5/footprint", Metric.CONNECTIONS, "S5 connections/client"),
-            new ChartItem("S5/watchdog", Metric.WATCHDOG_CALLS_PER_TICK, "S5 renewal calls/tick"));
+            new ChartItem("S5/watchdog", Metric.WATCHDOG_CALLS_PER_TICK, "S5 renewal calls/tick"),
+            new ChartItem(S7Reactive.CASE, Metric.ACQUISITIONS_PER_S, "S7 reactive 1000 subs acq/s"),
+            new ChartItem(S7Reactive.CASE, Metric.WAIT_P99_US, "S7 reactive wait p99"),
+            new ChartItem(S7Reactive.CASE, Metric.THREADS_USED, "S7 reactive JVM threads"));
 
     /**
      * A reading against the ceiling: a rate as a share of half the EVALSHA rate with

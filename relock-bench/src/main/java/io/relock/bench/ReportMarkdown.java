@@ -36,6 +36,10 @@ final class ReportMarkdown {
         if (metered != null) {
             out.append(metered).append("\n\n");
         }
+        String reactive = tables.reactiveText();
+        if (reactive != null) {
+            out.append(reactive).append("\n\n");
+        }
         out.append("## Results\n\n");
         out.append(ReportTables.markdownTable(tables.tableRows(), 2));
         List<String[]> againstCeiling = tables.ceilingComparisonRows();

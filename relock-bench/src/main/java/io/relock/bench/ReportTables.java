@@ -160,7 +160,8 @@ final class ReportTables {
         if (dirty.isEmpty()) {
             List<String> clean = new ArrayList<>();
             if (exclusive > 0) {
-                clean.add("overlapping holders 0 and lost updates 0 in all " + exclusive + " contended runs (S2, S4 fair, S6)");
+                clean.add("overlapping holders 0 and lost updates 0 in all " + exclusive
+                        + " contended runs (S2, S4 fair, S6, S7)");
             }
             if (held > 0) {
                 clean.add("no held lock lost in " + held + " watchdog runs (S5)");
@@ -196,6 +197,58 @@ final class ReportTables {
         }
         return "Metrics cost: Relock + RelockMetrics (SimpleMeterRegistry) vs plain Relock, 64 threads ["
                 + S1Uncontended.METERED_CASE + " vs " + S1Uncontended.PLAIN_CASE + "]: " + String.join("; ", parts) + ".";
+    }
+
+    /**
+     * S7 in words: what its pipelines do, what "JVM threads used" counts, and each library's
+     * medians of acquisitions/s, wait p99 and threads, with Relock over the best peer; null when
+     * the run did not have S7.
+     */
+    String reactiveText() {
+        String caseId = S7Reactive.CASE;
+        if (!report.caseIds().contains(caseId)) {
+            return null;
+        }
+        List<String> figures = new ArrayList<>();
+        for (Library library : Library.values()) {
+            String unavailable = report.unavailable(caseId, library);
+            Report.Values acquisitions = report.values(caseId, library, Metric.ACQUISITIONS_PER_S);
+            if (unavailable != null) {
+                figures.add(library.displayName() + " not available (" + unavailable + ")");
+            } else if (acquisitions.isEmpty()) {
+                figures.add(library.displayName() + " no result (see errors)");
+            } else {
+                double p99 = report.values(caseId, library, Metric.WAIT_P99_US).median();
+                double threads = report.values(caseId, library, Metric.THREADS_USED).median();
+                Report.Values least = report.values(caseId, library, Metric.PIPELINE_SHARE_MIN);
+                Report.Values most = report.values(caseId, library, Metric.PIPELINE_SHARE_MAX);
+                figures.add(library.displayName() + " " + Metric.ACQUISITIONS_PER_S.format(acquisitions.median())
+                        + " acquisitions/s, wait p99 " + (p99 >= 10_000 ? Metric.WAIT_MAX_MS.format(p99 / 1e3) + " ms"
+                                : Metric.WAIT_P99_US.format(p99) + " µs")
+                        + (least.isEmpty() || most.isEmpty() ? "" : ", pipeline shares "
+                                + Metric.PIPELINE_SHARE_MIN.format(least.min()) + "–"
+                                + Metric.PIPELINE_SHARE_MAX.format(most.max()))
+                        + ", " + Metric.THREADS_USED.format(threads) + " JVM threads used");
+            }
+        }
+        // Redisson is the only peer with a reactive lock.
+        List<String> ratios = new ArrayList<>();
+        for (Metric metric : List.of(Metric.ACQUISITIONS_PER_S, Metric.WAIT_P99_US, Metric.THREADS_USED)) {
+            String ratio = ratioText(caseId, metric, Library.REDISSON);
+            if (!ratio.isEmpty()) {
+                ratios.add(metric.label() + " " + ratio);
+            }
+        }
+        return "Reactive [" + caseId + "]: " + S7Reactive.Shape.of(caseId).text() + " in flight on one lock name, each "
+                + "subscription an owner of its own that acquires, runs S2's critical section and releases, and its "
+                + "pipeline subscribes again, without blocking a thread (Relock: relock-reactor's "
+                + "ReactiveLock.withLock; Redisson: RLockReactive lock(id)/unlock(id) in Mono.usingWhen, a new id per "
+                + "subscription). JVM "
+                + "threads used: the most live threads during the window minus those before the clients were created "
+                + "(the bench adds none); pipeline shares: the fewest and most acquisitions of one pipeline over an "
+                + "equal share, over all repeats. "
+                + String.join("; ", figures) + "."
+                + (ratios.isEmpty() ? "" : " Relock over Redisson: " + String.join(", ", ratios) + ".");
     }
 
     /** A header row: {@code before}, a column per library, then {@code after}. */

@@ -55,6 +55,10 @@ final class ReportText {
         if (metered != null) {
             out.append('\n').append(metered).append('\n');
         }
+        String reactive = tables.reactiveText();
+        if (reactive != null) {
+            out.append('\n').append(reactive).append('\n');
+        }
         for (Report.Run run : report.errors()) {
             out.append("\nERROR in ").append(run.caseId()).append(", ").append(run.library().displayName())
                     .append(", repeat ").append(run.repeat() + 1).append(":\n").append(run.error().strip()).append('\n');

@@ -8,7 +8,7 @@ import java.util.List;
  */
 interface Scenario {
 
-    /** {@code S1} … {@code S6}. */
+    /** {@code S1} … {@code S7}. */
     String id();
 
     /** What it measures, for the report. */
@@ -60,7 +60,7 @@ interface Scenario {
     /** Every scenario that runs in a worker (S0, the ceiling, runs in the driver). */
     static List<Scenario> all() {
         return List.of(new S1Uncontended(), new S2Contended(), new S3HandOff(), new S4FairAndRedLock(),
-                new S5Footprint(), new S6MixedFleet());
+                new S5Footprint(), new S6MixedFleet(), new S7Reactive());
     }
 
     static Scenario byId(String id) {

@@ -15,7 +15,7 @@ class OptionsTest {
         assertThat(options.window()).isEqualTo(Duration.ofSeconds(5));
         assertThat(options.warmup()).isEqualTo(Duration.ofSeconds(2));
         assertThat(options.repeats()).isEqualTo(2);
-        assertThat(options.scenarios()).containsExactly("S0", "S1", "S2", "S3", "S4", "S5", "S6");
+        assertThat(options.scenarios()).containsExactly("S0", "S1", "S2", "S3", "S4", "S5", "S6", "S7");
         assertThat(options.runs("S2/t8x4")).isTrue();
     }
 

@@ -130,7 +130,7 @@ class ReportTest {
                 .containsPattern("mixed fleet, Relock 2×4 \\+ Redisson 1×2 \\[S6/r4x2-s2x1\\] +acquisitions/s +2 200 \\(all\\)"
                         + " +480 \\(all\\) +—\n")
                 .containsPattern(" +wait max ms +180 \\(all\\) +210 \\(all\\) +—\n")
-                .contains("overlapping holders 0 and lost updates 0 in all 2 contended runs (S2, S4 fair, S6)");
+                .contains("overlapping holders 0 and lost updates 0 in all 2 contended runs (S2, S4 fair, S6, S7)");
     }
 
     @Test
@@ -163,6 +163,37 @@ class ReportTest {
         assertThat(report.measured(missing)).as("Redisson has no value: not measured").isNaN();
         assertThat(report.text()).containsPattern("✗ +#21 +mixed fleet: every thread of both libraries acquires within 2 s"
                 + " \\[S6/r4x2-s2x1\\] .* worst 2 500; Relock 160 \\(150–170\\), Redisson 1 450 \\(400–2 500\\)");
+    }
+
+    @Test
+    void theReactiveCaseIsReadInWordsWithTheRegistryNotAvailable() {
+        assertThat(Bench.libraries(new S7Reactive(), List.of(S7Reactive.CASE)))
+                .as("the registry has no reactive lock: no worker").containsExactly(Library.RELOCK, Library.REDISSON);
+        result(S7Reactive.CASE, Library.RELOCK,
+                Map.of(Metric.ACQUISITIONS_PER_S, 4000.0, Metric.WAIT_P99_US, 300_000.0, Metric.THREADS_USED, 20.0),
+                Map.of(Metric.ACQUISITIONS_PER_S, 4400.0, Metric.WAIT_P99_US, 320_000.0, Metric.THREADS_USED, 22.0));
+        result(S7Reactive.CASE, Library.REDISSON,
+                Map.of(Metric.ACQUISITIONS_PER_S, 1000.0, Metric.WAIT_P99_US, 1_900_000.0, Metric.THREADS_USED, 190.0),
+                Map.of(Metric.ACQUISITIONS_PER_S, 1200.0, Metric.WAIT_P99_US, 2_100_000.0, Metric.THREADS_USED, 200.0));
+        String noReactiveLock = new S7Reactive().without(S7Reactive.CASE, Library.REGISTRY);
+        runs.add(new Report.Run(0, Report.Run.NOT_RUN, Library.REGISTRY,
+                new CaseResult(S7Reactive.CASE, S7Reactive.CASE).unavailable(noReactiveLock).toJson(Library.REGISTRY)));
+        Report report = report();
+
+        assertThat(report.text())
+                .containsPattern("JVM threads used +21 \\(20–22\\) +195 \\(190–200\\) +not available +Redisson"
+                        + " +0\\.11×")
+                .contains("Reactive [S7/s1000x4]: 1 000 subscriptions over 4 clients in flight on one lock name, ")
+                .contains("Relock 4 200 acquisitions/s, wait p99 310 ms, 21 JVM threads used; Redisson 1 100 "
+                        + "acquisitions/s, wait p99 2 000 ms, 195 JVM threads used; RedisLockRegistry not available "
+                        + "(no reactive lock: its locks are java.util.concurrent.locks.Lock, held by the thread that "
+                        + "called lock()).")
+                .contains("Relock over Redisson: acquisitions/s 3.82× (3.67×–4.00×), wait p99 µs 0.16× (0.15×–0.16×), "
+                        + "JVM threads used 0.11× (0.11×–0.11×).");
+        assertThat(report.markdown("chart.png", "run")).contains("Reactive [S7/s1000x4]: ");
+        assertThat(report.bars()).extracting(Report.Bar::label).containsExactly(
+                "S7 reactive 1000 subs acq/s (vs Redisson)", "S7 reactive wait p99 (vs Redisson)",
+                "S7 reactive JVM threads (vs Redisson)");
     }
 
     @Test
