@@ -76,6 +76,14 @@ import java.util.function.Supplier;
  * reactive API passes its own ids), but a positive one is some thread's id: while the async
  * hold lasts, that thread of this client counts as its owner and may unlock it.
  *
+ * <p>An async acquire can be given up: {@code stage.toCompletableFuture().cancel(false)} completes
+ * the stage with a {@link java.util.concurrent.CancellationException} at once, the wait leaves
+ * the queue (a multi-lock or RedLock at the end of its current round of attempts), and a hold
+ * that was won in a race with the cancel is released again by the client, so a cancelled
+ * acquire leaves nothing held. A stage that completed before the cancel is not affected: its
+ * owner holds the lock. Stages derived with {@code thenApply} and the like do not pass a
+ * cancel upstream; cancel the stage the lock returned.
+ *
  * <p>Instances are cheap and thread-safe; the owner is always the calling thread (or the
  * explicit {@code ownerThreadId} of the async forms).
  */
@@ -569,6 +577,32 @@ public interface DistributedLock extends Lock {
     default CompletionStage<Void> unlockAsync(long ownerThreadId, Duration holdAtLeast) {
         checkHoldAtLeast(holdAtLeast);
         throw new UnsupportedOperationException("lock '" + getName() + "' cannot be released with a minimum hold");
+    }
+
+    /**
+     * Calls {@code listener} when a hold of this lock by {@code ownerThreadId} is lost, until
+     * the returned registration is closed: the same events as a {@link LockListener}
+     * registered with {@link Relock#addLockListener(LockListener)}, narrowed to this lock and
+     * this owner. For a multi-lock, a lost member is a lost hold; for a RedLock, losing so many
+     * members that no majority is left. Made for code that ties a hold to a piece of work (a
+     * pipeline, a coroutine) and must stop that work when the hold goes. Only holds the
+     * watchdog renews can be lost this way (see {@link LockListener}).
+     *
+     * <p>The listener runs on one of the client's worker threads, never on an I/O thread; an
+     * exception it throws is logged. Register before acquiring or while holding: a loss that
+     * happened before the registration is not reported.
+     *
+     * @param ownerThreadId the owner: a thread id or an id from {@link Relock#newOwnerId()}
+     * @param listener what to call
+     * @return the registration; close it when the hold ends
+     * @throws NullPointerException if {@code listener} is null
+     * @throws IllegalStateException if the client is closed
+     * @throws UnsupportedOperationException if this lock cannot report lost holds (every lock
+     *     of {@link Relock} can)
+     */
+    default ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
+        Objects.requireNonNull(listener, "listener must not be null");
+        throw new UnsupportedOperationException("lock '" + getName() + "' cannot report lost holds");
     }
 
     private static void checkHoldAtLeast(Duration holdAtLeast) {

@@ -1,14 +1,17 @@
 package io.relock.internal.engine;
 
 import io.netty.util.Timer;
+import io.relock.ListenerRegistration;
 import io.relock.LockListener;
 import io.relock.internal.ClientRuntime;
 import io.relock.internal.Observers;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.WriteGateway;
+import io.relock.internal.support.Args;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * What a {@link LockEngine} and its {@link Acquisition}s need of the client they run in: the
@@ -67,4 +70,25 @@ public abstract class LockClient {
     public abstract void addListener(LockListener listener);
 
     public abstract boolean removeListener(LockListener listener);
+
+    /**
+     * Calls {@code listener} for the losses of {@code owner}'s holds of the lock named
+     * {@code lockName} until the registration is closed.
+     */
+    public final ListenerRegistration addLostListener(String lockName, long owner, LockListener listener) {
+        Args.notNull(listener, "listener");
+        checkOpen();
+        LockListener narrowed = event -> {
+            if (event.ownerThreadId() == owner && event.lockName().equals(lockName)) {
+                listener.onLockLost(event);
+            }
+        };
+        addListener(narrowed);
+        AtomicBoolean open = new AtomicBoolean(true);
+        return () -> {
+            if (open.compareAndSet(true, false)) {
+                removeListener(narrowed);
+            }
+        };
+    }
 }

@@ -2,6 +2,8 @@ package io.relock.internal.engine;
 
 import io.relock.DistributedLock;
 import io.relock.ForceUnlockEvent;
+import io.relock.ListenerRegistration;
+import io.relock.LockListener;
 import io.relock.internal.Observers;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.redis.LockKeys;
@@ -16,6 +18,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -266,24 +269,43 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     @Override
     public CompletionStage<Void> lockAsync(long ownerThreadId) {
-        return acquireAsync(ownerThreadId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE).thenApply(attempt -> null);
+        return acquireCancellable(ownerThreadId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE, attempt -> null);
     }
 
     @Override
     public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return acquireAsync(ownerThreadId, Args.FOREVER_NANOS, lease).thenApply(attempt -> null);
+        return acquireCancellable(ownerThreadId, Args.FOREVER_NANOS, lease, attempt -> null);
     }
 
     @Override
     public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
-        return acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE).thenApply(Attempt::acquired);
+        return acquireCancellable(ownerThreadId, 0, Args.WATCHDOG_LEASE, Attempt::acquired);
     }
 
     @Override
     public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return acquireAsync(ownerThreadId, Args.waitNanos(waitTime, unit), lease).thenApply(Attempt::acquired);
+        return acquireCancellable(ownerThreadId, Args.waitNanos(waitTime, unit), lease, Attempt::acquired);
+    }
+
+    /**
+     * An acquire for an explicit owner whose caller may cancel it: the wait ends, and a hold
+     * won in a race with the cancel is released (see {@link Futures#cancellable}).
+     */
+    private <T> CompletableFuture<T> acquireCancellable(long owner, long waitNanos, long leaseMillis,
+            Function<Attempt, T> result) {
+        Acquisition acquisition = start(owner, waitNanos, leaseMillis);
+        return Futures.cancellable(acquisition.result, result, acquisition::cancel, attempt -> {
+            if (attempt.acquired()) {
+                release(owner).whenComplete((released, error) -> {
+                    if (error != null) {
+                        LOG.warn("could not release lock '{}' won by a cancelled acquire of {} ({}); it ends with"
+                                + " its lease", getName(), fieldOf(owner), Exceptions.unwrap(error).toString());
+                    }
+                });
+            }
+        });
     }
 
     /** Acquires for an explicit owner, without blocking. */
@@ -294,6 +316,11 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
     @Override
     public CompletionStage<Void> unlockAsync(long ownerThreadId) {
         return release(ownerThreadId);
+    }
+
+    @Override
+    public ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
+        return client.addLostListener(getName(), ownerThreadId, listener);
     }
 
     // ---- the engine --------------------------------------------------------------------------

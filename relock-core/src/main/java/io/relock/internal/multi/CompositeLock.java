@@ -1,6 +1,8 @@
 package io.relock.internal.multi;
 
 import io.relock.DistributedLock;
+import io.relock.ListenerRegistration;
+import io.relock.LockListener;
 import io.relock.internal.engine.EngineBacked;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.support.Args;
@@ -12,7 +14,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the multi-lock and RedLock share: checked members in a global order (server, then key),
@@ -21,6 +27,8 @@ import java.util.concurrent.locks.Condition;
  * each got part of the members give everything back instead of waiting for each other forever.
  */
 abstract class CompositeLock implements DistributedLock {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CompositeLock.class);
 
     /** Per member and round, how long {@code lock()} waits before releasing and retrying. */
     private static final long ROUND_MILLIS_PER_MEMBER = 1500;
@@ -152,28 +160,65 @@ abstract class CompositeLock implements DistributedLock {
 
     @Override
     public CompletionStage<Void> lockAsync(long ownerThreadId) {
-        return lockInRoundsAsync(ownerThreadId, Args.WATCHDOG_LEASE);
+        return cancellable(ownerThreadId, cancelled -> lockInRoundsAsync(ownerThreadId, Args.WATCHDOG_LEASE, cancelled),
+                acquired -> null);
     }
 
     @Override
     public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
-        return lockInRoundsAsync(ownerThreadId, Args.leaseMillis(leaseTime, unit));
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return cancellable(ownerThreadId, cancelled -> lockInRoundsAsync(ownerThreadId, lease, cancelled),
+                acquired -> null);
     }
 
-    private CompletableFuture<Void> lockInRoundsAsync(long owner, long leaseMillis) {
+    /** Rounds until one acquires, or until the caller cancelled: then no new round starts. */
+    private CompletableFuture<Boolean> lockInRoundsAsync(long owner, long leaseMillis, AtomicBoolean cancelled) {
         return acquireAsync(owner, roundNanos(), leaseMillis).thenCompose(acquired ->
-                acquired ? CompletableFuture.completedFuture(null) : lockInRoundsAsync(owner, leaseMillis));
+                acquired || cancelled.get() ? CompletableFuture.completedFuture(acquired)
+                        : lockInRoundsAsync(owner, leaseMillis, cancelled));
     }
 
     @Override
     public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
-        return acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE);
+        return cancellable(ownerThreadId, cancelled -> acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE),
+                acquired -> acquired);
     }
 
     @Override
     public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return acquireAsync(ownerThreadId, Args.waitNanos(waitTime, unit), lease);
+        long waitNanos = Args.waitNanos(waitTime, unit);
+        return cancellable(ownerThreadId, cancelled -> acquireAsync(ownerThreadId, waitNanos, lease),
+                acquired -> acquired);
+    }
+
+    /**
+     * An async acquire its caller may cancel: the round under way runs to its end, none
+     * follows, and what it won is released (see {@link Futures#cancellable}).
+     */
+    private <T> CompletableFuture<T> cancellable(long owner, Function<AtomicBoolean, CompletableFuture<Boolean>> rounds,
+            Function<Boolean, T> result) {
+        AtomicBoolean cancelled = new AtomicBoolean();
+        return Futures.cancellable(rounds.apply(cancelled), result, () -> cancelled.set(true), acquired -> {
+            if (acquired) {
+                unlockAsync(owner).whenComplete((released, error) -> {
+                    if (error != null) {
+                        LOG.warn("could not release {} won by a cancelled acquire of owner {} ({}); its members end"
+                                + " with their leases", name, owner, error.toString());
+                    }
+                });
+            }
+        });
+    }
+
+    @Override
+    public ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
+        Args.notNull(listener, "listener");
+        List<ListenerRegistration> registrations = new ArrayList<>();
+        for (LockEngine member : members) {
+            registrations.add(member.client.addLostListener(member.getName(), ownerThreadId, listener));
+        }
+        return () -> registrations.forEach(ListenerRegistration::close);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.relock.internal.multi;
 
 import io.relock.DistributedLock;
+import io.relock.ListenerRegistration;
 import io.relock.LockListener;
 import io.relock.LockLostEvent;
 import io.relock.RelockException;
@@ -94,6 +95,12 @@ public final class RedLock extends CompositeLock {
         void stop() {
             listeners.forEach((member, listener) -> member.client.removeListener(listener));
         }
+    }
+
+    /** A RedLock's hold is lost once no majority of its members can be left: its client tells. */
+    @Override
+    public ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
+        return home.addLostListener(getName(), ownerThreadId, listener);
     }
 
     private void watch(long owner) {

@@ -1,9 +1,12 @@
 package io.relock.internal.support;
 
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
-/** Blocking on the client's futures from the synchronous API. */
+/** Blocking on the client's futures from the synchronous API, and the stages of the async API. */
 public final class Futures {
 
     private Futures() {}
@@ -29,5 +32,34 @@ public final class Futures {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * The stage an async acquire hands its caller: {@code map}'s view of {@code source}, which
+     * the caller may cancel. A cancel completes the stage at once and runs {@code stop} (leave
+     * the wait); whatever {@code source} then brings that the stage can no longer deliver (a
+     * hold won in a race with the cancel) goes to {@code abandon}, which must undo it. Exactly
+     * one of the caller and {@code abandon} ends up with the result: whichever completes the
+     * stage first decides.
+     */
+    public static <R, T> CompletableFuture<T> cancellable(CompletableFuture<R> source,
+            Function<? super R, ? extends T> map, Runnable stop, Consumer<? super R> abandon) {
+        CompletableFuture<T> stage = new CompletableFuture<>() {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                if (completeExceptionally(new CancellationException("the acquire was cancelled"))) {
+                    stop.run();
+                }
+                return isCancelled();
+            }
+        };
+        source.whenComplete((value, error) -> {
+            if (error != null) {
+                stage.completeExceptionally(error);
+            } else if (!stage.complete(map.apply(value))) {
+                abandon.accept(value);
+            }
+        });
+        return stage;
     }
 }

@@ -1,6 +1,8 @@
 package io.relock.internal.types;
 
 import io.relock.FencedLock;
+import io.relock.ListenerRegistration;
+import io.relock.LockListener;
 import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.EngineBacked;
 import io.relock.internal.engine.LockDriver;
@@ -64,6 +66,12 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
     }
 
     // ---- the engine's ------------------------------------------------------------------------
+
+    @Override
+    public ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
+        return engine.addLostListener(ownerThreadId, listener);
+    }
+
 
     @Override
     public void lock() {
