@@ -128,7 +128,7 @@ final class LockRunner {
             }
         }
         if (lost) {
-            LockLostException lostException = new LockLostException(request.names(), lostCause);
+            LockLostException lostException = new LockLostException(request.names(), owner, lostCause);
             if (!throwOnLost) {
                 LOG.warn("{}", lostException.getMessage(), lostCause);
             } else if (failure == null) {
@@ -167,16 +167,15 @@ final class LockRunner {
         Duration waitTime = request.waitTime() != null ? request.waitTime() : defaultWaitTime;
         long leaseMillis = request.leaseTime() == null ? -1 : request.leaseTime().toMillis();
         long owner = Relock.newOwnerId();
-        CompletionStage<Boolean> acquire;
+        // The library's own stage, not a derived one: cancelling it is what takes the wait out of the queue.
+        CompletableFuture<?> acquiring;
         try {
-            acquire = waitTime == null
-                    ? lock.lockAsync(leaseMillis, TimeUnit.MILLISECONDS, owner).thenApply(acquired -> true)
-                    : lock.tryLockAsync(millis(waitTime), leaseMillis, TimeUnit.MILLISECONDS, owner);
+            acquiring = (waitTime == null ? lock.lockAsync(leaseMillis, TimeUnit.MILLISECONDS, owner)
+                    : lock.tryLockAsync(millis(waitTime), leaseMillis, TimeUnit.MILLISECONDS, owner)).toCompletableFuture();
         } catch (RuntimeException e) {
             result.completeExceptionally(e);
             return result;
         }
-        CompletableFuture<Boolean> acquiring = acquire.toCompletableFuture();
         AtomicReference<CompletableFuture<?>> work = new AtomicReference<>();
         result.whenComplete((value, failure) -> {
             if (result.isCancelled()) {
@@ -187,10 +186,10 @@ final class LockRunner {
                 }
             }
         });
-        acquiring.whenComplete((acquired, failure) -> {
+        acquiring.whenComplete((outcome, failure) -> {
             if (failure != null) {
                 result.completeExceptionally(unwrap(failure));
-            } else if (!acquired) {
+            } else if (Boolean.FALSE.equals(outcome)) { // lockAsync completes with null, once acquired
                 follow(() -> notAcquired.handle(new LockNotAcquiredException(request.names(), waitTime, null)), result);
             } else if (result.isDone()) {
                 release(request, lock, owner, null, null); // cancelled while the acquire was on its way
@@ -240,7 +239,7 @@ final class LockRunner {
             Throwable reported = failure;
             if (error instanceof IllegalMonitorStateException) {
                 // The lease ran out or the watchdog lost the lock: this owner no longer held it.
-                LockLostException lost = new LockLostException(request.names(), error);
+                LockLostException lost = new LockLostException(request.names(), owner, error);
                 if (!throwOnLost) {
                     LOG.warn("{}", lost.getMessage(), error);
                 } else if (reported == null) {
