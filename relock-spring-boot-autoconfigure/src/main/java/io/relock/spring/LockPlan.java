@@ -50,8 +50,6 @@ final class LockPlan {
     /** Reactor and Relock's Reactor face, which hold the locks of Mono, Flux and suspend methods. */
     static final boolean REACTIVE_PRESENT = ClassUtils.isPresent(MONO, LockPlan.class.getClassLoader())
             && ClassUtils.isPresent("io.relock.reactor.ReactiveLock", LockPlan.class.getClassLoader());
-    /** Whether the Reactor face takes a fixed lease and a minimum hold. */
-    private static final boolean REACTIVE_LEASES = false;
 
     private final Method method;
     private final Returns returns;
@@ -105,10 +103,10 @@ final class LockPlan {
                     + " unknown to " + returns.what + "; take the FencedLock's token inside the asynchronous work"
                     + " instead");
         }
-        if (returns.reactive() && (leaseTime != null || holdAtLeast != null) && !REACTIVE_LEASES) {
-            throw invalid((leaseTime != null ? "leaseTime" : "holdAtLeast") + " is not supported on "
-                    + returns.what + ": the lock is held, and the watchdog renews it, until the publisher"
-                    + " terminates or is cancelled");
+        if (returns.reactive() && holdAtLeast != null) {
+            throw invalid("holdAtLeast is not supported on " + returns.what + ": its lock is released when the"
+                    + " publisher terminates or is cancelled; keep the lock with a RelockTemplate call or a"
+                    + " blocking method instead");
         }
         WithLock.OnNotAcquired mode = annotation.onNotAcquired();
         String fallbackName = annotation.fallback();

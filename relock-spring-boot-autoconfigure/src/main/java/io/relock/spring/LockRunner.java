@@ -353,7 +353,8 @@ final class LockRunner {
         return true;
     }
 
-    private DistributedLock lockOf(Request request) {
+    /** The lock of a request: its one lock, or a multi-lock of its names. */
+    DistributedLock lockOf(Request request) {
         if (request.names().size() == 1) {
             return lockOf(request.type(), request.names().get(0));
         }
