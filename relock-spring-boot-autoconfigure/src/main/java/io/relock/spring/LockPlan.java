@@ -216,15 +216,13 @@ final class LockPlan {
         return Returns.VALUE;
     }
 
+    /** Whether {@code returnType} is a Reactive Streams publisher, without loading the interface where it is absent. */
     private static boolean isPublisher(Class<?> returnType) {
-        for (Class<?> type = returnType; type != null; type = type.getSuperclass()) {
-            for (Class<?> face : ClassUtils.getAllInterfacesForClassAsSet(type)) {
-                if (face.getName().equals(PUBLISHER)) {
-                    return true;
-                }
-            }
+        ClassLoader loader = returnType.getClassLoader();
+        if (loader == null || !ClassUtils.isPresent(PUBLISHER, loader)) {
+            return false;
         }
-        return returnType.getName().equals(PUBLISHER);
+        return ClassUtils.resolveClassName(PUBLISHER, loader).isAssignableFrom(returnType);
     }
 
     /** SKIP returns "nothing": an empty publisher, a future of null or of an empty Optional, null or empty. */

@@ -208,7 +208,9 @@ class ReactiveRechargeTest {
 
     static class CountingTransactionManager extends R2dbcTransactionManager {
 
-        final AtomicInteger begun = new AtomicInteger();
+        private static final long serialVersionUID = 1L;
+
+        final transient AtomicInteger begun = new AtomicInteger();
 
         CountingTransactionManager(ConnectionFactory connections) {
             super(connections);
