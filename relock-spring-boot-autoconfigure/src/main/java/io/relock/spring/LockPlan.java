@@ -47,9 +47,7 @@ final class LockPlan {
     private static final String FLUX = "reactor.core.publisher.Flux";
     private static final String FLOW = "kotlinx.coroutines.flow.Flow";
     private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
-    /** Reactor and Relock's Reactor face, which hold the locks of Mono, Flux and suspend methods. */
-    static final boolean REACTIVE_PRESENT = ClassUtils.isPresent(MONO, LockPlan.class.getClassLoader())
-            && ClassUtils.isPresent("io.relock.reactor.ReactiveLock", LockPlan.class.getClassLoader());
+    private static final String REACTIVE_LOCK = "io.relock.reactor.ReactiveLock";
 
     private final Method method;
     private final Returns returns;
@@ -180,7 +178,7 @@ final class LockPlan {
 
     private Returns returnsOf(Method method) {
         if (KotlinDetector.isSuspendingFunction(method)) {
-            if (!REACTIVE_PRESENT || !ClassUtils.isPresent(COROUTINES_REACTOR, LockPlan.class.getClassLoader())) {
+            if (!present(REACTIVE_LOCK) || !present(COROUTINES_REACTOR)) {
                 throw invalid("it is a suspend function, which Spring's AOP runs as a Mono: holding its lock needs"
                         + " io.relock:relock-reactor and org.jetbrains.kotlinx:kotlinx-coroutines-reactor on the"
                         + " class path");
@@ -203,7 +201,7 @@ final class LockPlan {
                 default -> throw invalid(returned + ": the lock can follow a Mono, a Flux or a Publisher, and no"
                         + " other reactive type; declare one of those");
             };
-            if (!REACTIVE_PRESENT) {
+            if (!present(MONO) || !present(REACTIVE_LOCK)) {
                 throw invalid(returned + ": holding the lock for the publisher's lifetime needs io.relock:relock-reactor"
                         + " (and Project Reactor) on the class path");
             }
@@ -214,6 +212,16 @@ final class LockPlan {
                     + " or make the method a suspend function");
         }
         return Returns.VALUE;
+    }
+
+    /**
+     * Whether the application has {@code className}: Project Reactor and Relock's Reactor face hold
+     * the locks of Mono, Flux and suspend methods, and are optional.
+     */
+    private boolean present(String className) {
+        ClassLoader loader = beanFactory != null && beanFactory.getBeanClassLoader() != null
+                ? beanFactory.getBeanClassLoader() : LockPlan.class.getClassLoader();
+        return ClassUtils.isPresent(className, loader);
     }
 
     /** Whether {@code returnType} is a Reactive Streams publisher, without loading the interface where it is absent. */

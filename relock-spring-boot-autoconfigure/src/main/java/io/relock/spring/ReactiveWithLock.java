@@ -27,8 +27,8 @@ import reactor.core.publisher.Mono;
  * lost → the method's publisher is cancelled and the caller's errors with
  * {@link LockLostException}; Redis failing → {@code io.relock.RelockException}.
  *
- * <p>Loaded only when Project Reactor and relock-reactor are on the class path
- * ({@link LockPlan#REACTIVE_PRESENT}).
+ * <p>Loaded only for such methods, which {@link LockPlan} accepts only when Project Reactor and
+ * relock-reactor are on the class path.
  */
 final class ReactiveWithLock {
 

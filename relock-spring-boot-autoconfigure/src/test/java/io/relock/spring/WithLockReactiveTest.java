@@ -15,12 +15,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.relock.Relock;
 import io.relock.RelockConfig;
+import io.relock.reactor.ReactiveLock;
 import io.relock.testkit.Eventually;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
@@ -204,6 +206,13 @@ class WithLockReactiveTest {
             assertThat(observer.getLock("ledger:a").isLocked()).isFalse();
             assertThat(observer.getLock("ledger:b").isLocked()).isFalse();
         });
+    }
+
+    @Test
+    void withoutRelockReactorAReactiveMethodFailsTheStartSayingWhatToAdd() {
+        runner().withClassLoader(new FilteredClassLoader(ReactiveLock.class)).run(context -> assertThat(context)
+                .hasFailed().getFailure().hasStackTraceContaining("@WithLock on " + Ledger.class.getName())
+                .hasStackTraceContaining(": holding the lock for the publisher's lifetime needs io.relock:relock-reactor"));
     }
 
     @Configuration(proxyBeanMethods = false)
