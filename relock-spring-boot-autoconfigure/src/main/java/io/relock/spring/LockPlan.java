@@ -247,7 +247,9 @@ final class LockPlan {
             }
             case SUSPEND -> {
                 MethodParameter result = MethodParameter.forExecutable(method, -1);
-                if (!result.getParameterType().getName().equals("kotlin.Unit") && !result.isOptional()) {
+                Class<?> value = result.getParameterType(); // the Kotlin return type; Unit is void
+                if (value != void.class && value != Void.class && !value.getName().equals("kotlin.Unit")
+                        && !result.isOptional()) {
                     throw invalid("onNotAcquired = SKIP needs a suspend function returning Unit or a nullable type,"
                             + " not " + result.getParameterType().getSimpleName()
                             + ": a skipped call has no value to return");
@@ -282,6 +284,11 @@ final class LockPlan {
      * @throws IllegalStateException if the annotation's settings are wrong
      */
     static LockPlan of(Method method, ConfigurableBeanFactory beanFactory) {
+        if (method.isSynthetic() && !method.isBridge()) {
+            // A compiler's copy, e.g. Kotlin's static foo$suspendImpl behind an open suspend fun foo,
+            // which carries foo's annotations; the proxy intercepts foo.
+            return null;
+        }
         WithLock annotation = org.springframework.core.annotation.AnnotatedElementUtils
                 .findMergedAnnotation(method, WithLock.class);
         return annotation == null ? null : new LockPlan(method, annotation, beanFactory);
