@@ -52,7 +52,9 @@ import reactor.core.scheduler.Schedulers;
  * before the reactive transaction begins and released after it committed (history checked from
  * a commit hook: at commit the pipeline's owner still holds the lock); ten concurrent retries on
  * two application contexts (two Relock clients on one Redis, one database) credit once; a
- * cancelled subscription and an error release the lock and roll back.
+ * cancelled subscription and an error release the lock and roll back; a lock lost while the
+ * transaction is open cancels it, so that it rolls back, and the caller gets
+ * {@link LockLostException}.
  */
 class ReactiveRechargeTest {
 
@@ -176,6 +178,28 @@ class ReactiveRechargeTest {
             assertThat(relock.getLock("recharge:r5").isLocked()).isFalse();
             assertThat(service.status("r5").block(PROMPTLY)).isEqualTo("NEW");
             assertThat(service.balance().block(PROMPTLY)).isZero();
+        });
+    }
+
+    @Test
+    void aLockLostInsideTheTransactionCancelsItSoItRollsBackAndTheCallerGetsLockLost() {
+        // A short watchdog lease: renewals every second, so that the force-unlock shows soon.
+        runner().withPropertyValues("relock.watchdog-timeout=3s").run(context -> {
+            try (Relock other = Relock.create(RelockConfig.builder().singleServer(server.uri()).build())) {
+                RechargeService service = context.getBean(RechargeService.class);
+                AtomicInteger reached = new AtomicInteger();
+                service.onCredit(orderId -> Mono.<Void>never().doOnSubscribe(subscription -> reached.incrementAndGet()));
+                List<Throwable> failures = new CopyOnWriteArrayList<>();
+                service.recharge("r6", 100).subscribe(credited -> { }, failures::add);
+                Eventually.await(PROMPTLY, "the credit is inside its transaction", () -> reached.get() == 1);
+                assertThat(other.forceUnlock("recharge:r6")).isTrue();
+                Eventually.await(PROMPTLY, "the loss reached the caller", () -> !failures.isEmpty());
+                assertThat(failures.get(0)).isInstanceOf(LockLostException.class)
+                        .hasMessageContaining("'recharge:r6' was lost");
+                Eventually.await(PROMPTLY, "the credit rolled back",
+                        () -> "NEW".equals(service.status("r6").block(PROMPTLY)));
+                assertThat(service.balance().block(PROMPTLY)).isZero();
+            }
         });
     }
 
