@@ -183,6 +183,10 @@ final class LockPlan {
                         + " io.relock:relock-reactor and org.jetbrains.kotlinx:kotlinx-coroutines-reactor on the"
                         + " class path");
             }
+            if (MethodParameter.forExecutable(method, -1).getParameterType().getName().equals(FLOW)) {
+                throw invalid("it is a suspend function that returns a Flow: the lock would be released before the"
+                        + " flow is collected; return the values, or a Flux from a plain method");
+            }
             return Returns.SUSPEND;
         }
         Class<?> returnType = method.getReturnType();

@@ -99,7 +99,6 @@ final class ReactiveWithLock {
      * (only before the method was invoked) and "lease lost" become the Spring exceptions, and
      * {@link WithLock#onNotAcquired()} decides about the first; any other error is passed on.
      */
-    @SuppressWarnings("unchecked")
     private static Publisher<Object> recover(Throwable error, boolean entered, LockPlan plan, LockRunner.Request request,
             DistributedLock lock, Duration waitTime, Object target, Object[] args) {
         if (!entered && error instanceof io.relock.reactor.LockNotAcquiredException) {
