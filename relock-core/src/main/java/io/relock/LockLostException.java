@@ -15,7 +15,10 @@ public class LockLostException extends RelockException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The lock whose hold was lost. */
     private final String lockName;
+
+    /** The owner that held it. */
     private final long ownerId;
 
     /**

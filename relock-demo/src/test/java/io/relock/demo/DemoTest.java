@@ -51,7 +51,11 @@ class DemoTest {
                     .contains("3b. " + LeaseShorterThanWork.TITLE)
                     .contains("3c. " + WatchdogOnly.TITLE)
                     .contains("4. " + OneNodeJob.TITLE)
+                    .containsPattern("\\(a\\) tryLock\\(0\\), unlock\\(\\) \\.+ runs per period \\[.*\\]: [1-9]")
                     .containsPattern(ONCE_PER_PERIOD_WITH_HOLD)
+                    .containsPattern("\\(c\\) leader election \\.+ runs per period \\[.*\\]: 0 duplicate runs")
+                    .containsPattern("resumed old leader's runs \\.+ 0 after the freeze")
+                    .containsPattern("onRevoked for term (\\d+), older than \\d+")
                     .containsPattern("3\\) @WithLock \\.+ credited exactly once \\(balance 100\\) in "
                             + Demo.RECHARGE_ROUNDS + " of " + Demo.RECHARGE_ROUNDS + " rounds")
                     .containsPattern("rows updated \\.+ 0: rejected, the order carries token \\d+")
@@ -59,27 +63,6 @@ class DemoTest {
                     .doesNotContain("FAIL");
             assertThat(count(demo.out(), "^   PASS  ")).isEqualTo(7);
             assertThat(server.command("KEYS", "*")).isEqualTo(List.of("someone-else:key"));
-        }
-    }
-
-    /** Scenario 4 alone: duplicates with a plain lock, none with holdAtLeast or with a leader frozen and resumed. */
-    @Test
-    void oneNodeDoesItWithHoldAtLeastAndWithALeaderFrozenPastItsLease() throws Exception {
-        try (RedisServer server = RedisServer.start();
-                DemoRedis redis = DemoRedis.connect(server.uri())) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            Report report = new Report(new PrintStream(out, true, StandardCharsets.UTF_8));
-
-            run(report, "4", new OneNodeJob(redis));
-
-            String text = out.toString(StandardCharsets.UTF_8);
-            assertThat(report.allPassed()).as("report:%n%s", text).isTrue();
-            assertThat(text)
-                    .containsPattern("\\(a\\) tryLock\\(0\\), unlock\\(\\) \\.+ runs per period \\[.*\\]: [1-9]")
-                    .containsPattern(ONCE_PER_PERIOD_WITH_HOLD)
-                    .containsPattern("\\(c\\) leader election \\.+ runs per period \\[.*\\]: 0 duplicate runs")
-                    .containsPattern("resumed old leader's runs \\.+ 0 after the freeze")
-                    .containsPattern("onRevoked for term (\\d+), older than \\d+");
         }
     }
 
