@@ -31,7 +31,8 @@ class ReadmeSnippetsTest {
     private static final Set<String> EXPECTED_TAGS = Set.of(
             "quickstart-dependencies", "bom-import", "quickstart-imports", "quickstart-config", "quickstart-code",
             "testkit-example", "micrometer-dependency", "micrometer-code", "micrometer-shutdown",
-            "starter-dependency", "recharge-service", "scheduled-job", "spring-integration-dependency", "spring-integration-bean");
+            "starter-dependency", "recharge-service", "scheduled-job", "spring-integration-dependency", "spring-integration-bean",
+            "reactor-dependency", "reactor-imports", "reactor-code");
 
     private static final Pattern TAG = Pattern.compile("tag::([a-z0-9-]+)\\[\\]");
     private static final Pattern END = Pattern.compile("end::([a-z0-9-]+)\\[\\]");

@@ -14,7 +14,9 @@ public class LockNotAcquiredException extends RelockException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The lock that was not acquired. */
     private final String lockName;
+    /** The wait that ran out. */
     private final Duration waitTime;
 
     /**

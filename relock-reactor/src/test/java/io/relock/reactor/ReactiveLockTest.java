@@ -81,7 +81,8 @@ class ReactiveLockTest {
 
     /** The hold count of {@code owner} of {@code client} on {@code name}, read on a thread that may block. */
     private static Mono<Long> holdCount(Relock client, String name, long owner) {
-        return Mono.fromCallable(() -> client.getLockInfo(name).holders().getOrDefault(client.clientId() + ":" + owner, 0L))
+        return Mono.fromCallable(() -> client.getLockInfo(name).holders()
+                        .getOrDefault(client.clientId() + ":" + owner, 0L))
                 .subscribeOn(Schedulers.boundedElastic());
     }
 
@@ -214,7 +215,8 @@ class ReactiveLockTest {
     @Test
     void aFluxPassesItsValuesOnHoldingAndReleasesAtTheEnd() {
         ReactiveLock lock = face("flux");
-        StepVerifier.create(lock.withLock(Flux.range(1, 3).delayElements(Duration.ofMillis(1))).subscribeOn(Schedulers.parallel()))
+        StepVerifier.create(lock.withLock(Flux.range(1, 3).delayElements(Duration.ofMillis(1)))
+                        .subscribeOn(Schedulers.parallel()))
                 .expectNext(1, 2, 3).expectComplete().verify(PROMPTLY);
         assertFree("flux");
 
@@ -250,11 +252,28 @@ class ReactiveLockTest {
         Eventually.await(PROMPTLY, "no waiter left", () -> relock.getLockInfo("waited").waitingClients() == 0);
         rival.unlock();
         DistributedLock third = client(Duration.ofSeconds(30)).getLock("waited");
-        assertThat(third.tryLock(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("the lock is free for others").isTrue();
+        assertThat(third.tryLock(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("the lock is free for others")
+                .isTrue();
         assertThat(relock.getLockInfo("waited").holders()).hasSize(1);
         third.unlock();
         assertThat(ran).as("the cancelled work never ran").isFalse();
         assertFree("waited");
+    }
+
+    @Test
+    void disposalsRacingTheGrantLeaveNothingHeld() {
+        DistributedLock rival = client(Duration.ofSeconds(30)).getLock("raced");
+        for (int round = 0; round < 30; round++) {
+            rival.lock();
+            Disposable waiter = onParallel(face("raced").withLock(Mono.never())).subscribe();
+            Eventually.await(PROMPTLY, "a waiter on 'raced'", () -> relock.getLockInfo("raced").waitingClients() > 0);
+            rival.unlock();
+            waiter.dispose();
+            Eventually.await(PROMPTLY, "'raced' free after round " + round,
+                    () -> !relock.getLockInfo("raced").isLocked());
+        }
+        assertThat(rival.tryLock()).as("the lock is free for others").isTrue();
+        rival.unlock();
     }
 
     @Test
@@ -290,7 +309,8 @@ class ReactiveLockTest {
 
     @Test
     void aLeaseThatRunsOutUnderTheWorkIsReportedAtTheRelease() {
-        StepVerifier.create(onParallel(face("leased").withLock(Duration.ofMillis(100), Mono.delay(Duration.ofMillis(400)))))
+        Mono<Long> outlasting = Mono.delay(Duration.ofMillis(400));
+        StepVerifier.create(onParallel(face("leased").withLock(Duration.ofMillis(100), outlasting)))
                 .expectError(LockLostException.class)
                 .verify(PROMPTLY);
         assertFree("leased");
@@ -316,7 +336,8 @@ class ReactiveLockTest {
         StepVerifier.create(onParallel(twice)).expectNext(21L).expectComplete().verify(PROMPTLY);
         assertFree("holds");
 
-        Mono<String> used = Mono.usingWhen(lock.acquire(), hold -> Mono.just("used " + hold.name()), ReactiveHold::release);
+        Mono<String> used = Mono.usingWhen(lock.acquire(), hold -> Mono.just("used " + hold.name()),
+                ReactiveHold::release);
         StepVerifier.create(onParallel(used)).expectNext("used holds").expectComplete().verify(PROMPTLY);
         assertFree("holds");
     }
@@ -325,7 +346,8 @@ class ReactiveLockTest {
     void tryAcquireIsEmptyWhenTheWaitRunsOut() {
         DistributedLock rival = client(Duration.ofSeconds(30)).getLock("try");
         rival.lock();
-        StepVerifier.create(onParallel(face("try").tryAcquire(Duration.ofMillis(100)))).expectComplete().verify(PROMPTLY);
+        StepVerifier.create(onParallel(face("try").tryAcquire(Duration.ofMillis(100))))
+                .expectComplete().verify(PROMPTLY);
         rival.unlock();
         StepVerifier.create(onParallel(face("try").tryAcquire(Duration.ofMillis(100)).flatMap(ReactiveHold::release)))
                 .expectComplete().verify(PROMPTLY);
@@ -335,12 +357,14 @@ class ReactiveLockTest {
     @Test
     void badArgumentsAreRejectedWhenCalled() {
         ReactiveLock lock = face("bad");
-        assertThatThrownBy(() -> ReactiveLock.of(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("lock");
+        assertThatThrownBy(() -> ReactiveLock.of(null)).isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("lock");
         assertThatThrownBy(() -> lock.withLock((Mono<?>) null)).isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("work");
         assertThatThrownBy(() -> lock.tryWithLock(null, Mono.empty())).isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("wait");
-        assertThatThrownBy(() -> lock.withLock(Duration.ZERO, Flux.empty())).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> lock.withLock(Duration.ZERO, Flux.empty()))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("leaseTime");
         assertThatThrownBy(() -> lock.acquire(Duration.ofSeconds(Long.MAX_VALUE)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("overflows");
