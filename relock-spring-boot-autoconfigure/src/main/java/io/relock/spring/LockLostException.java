@@ -11,11 +11,19 @@ import java.util.List;
  * <li>a transaction that began inside the guarded call and was about to commit when the loss
  *     was found rolls back, and this exception is what its commit threw
  *     ({@link #isRolledBack()});</li>
- * <li>otherwise the method did run and finished, and this exception, thrown after it returned,
- *     replaces its result or is added to its exception as suppressed.</li>
+ * <li>a method returning a {@code Mono} or a {@code Flux} (or a Kotlin {@code suspend}
+ *     function) is stopped when the loss is found: its publisher is cancelled and the caller's
+ *     ends with this exception;</li>
+ * <li>otherwise the method did run and finished (for a {@code CompletionStage}, its stage
+ *     completed), and this exception, raised after it returned, replaces its result or is added
+ *     to its exception as suppressed.</li>
  * </ul>
+ *
+ * <p>It is a core {@link io.relock.LockLostException}, so code that catches the one that
+ * relock-reactor and relock-kotlin raise catches this one too. {@link #lockName()} is the lock's
+ * name, or the names joined with commas when the method held several ({@link #lockNames()}).
  */
-public class LockLostException extends RuntimeException {
+public class LockLostException extends io.relock.LockLostException {
 
     private static final long serialVersionUID = 1L;
 
@@ -24,27 +32,50 @@ public class LockLostException extends RuntimeException {
     private final boolean rolledBack;
 
     /**
-     * Creates the exception for a loss found after the method returned.
+     * Creates the exception for a loss found after the method returned, of an owner not known.
      *
      * @param lockNames the names of the locks of which at least one was lost
      * @param cause why renewal failed, or null when the lock was simply gone
      * @throws NullPointerException if {@code lockNames} is null
+     * @throws IllegalArgumentException if {@code lockNames} is empty
      */
     public LockLostException(List<String> lockNames, Throwable cause) {
-        this(lockNames, cause, false);
+        this(lockNames, 0, cause);
     }
 
-    private LockLostException(List<String> lockNames, Throwable cause, boolean rolledBack) {
-        super("lock " + (lockNames.size() == 1 ? "'" + lockNames.get(0) + "'" : lockNames.toString())
+    /**
+     * Creates the exception for a loss found after the method returned.
+     *
+     * @param lockNames the names of the locks of which at least one was lost
+     * @param ownerId the owner that held them: the calling thread's id, or for asynchronous
+     *     returns an id from {@link io.relock.Relock#newOwnerId()}; 0 when not known
+     * @param cause why renewal failed, or null when the lock was simply gone
+     * @throws NullPointerException if {@code lockNames} is null
+     * @throws IllegalArgumentException if {@code lockNames} is empty
+     */
+    public LockLostException(List<String> lockNames, long ownerId, Throwable cause) {
+        this(lockNames, ownerId, cause, false);
+    }
+
+    private LockLostException(List<String> lockNames, long ownerId, Throwable cause, boolean rolledBack) {
+        super("lock " + describe(lockNames)
                 + (rolledBack ? " was lost before the transaction committed; the transaction was rolled back"
-                        : " was lost while the method ran; another client may have held it meanwhile"), cause);
+                        : " was lost while the method ran; another client may have held it meanwhile"),
+                String.join(",", lockNames), ownerId, cause);
         this.lockNames = List.copyOf(lockNames);
         this.rolledBack = rolledBack;
     }
 
+    private static String describe(List<String> lockNames) {
+        if (lockNames.isEmpty()) {
+            throw new IllegalArgumentException("lockNames must not be empty");
+        }
+        return lockNames.size() == 1 ? "'" + lockNames.get(0) + "'" : lockNames.toString();
+    }
+
     /** The loss found by the check just before a transaction inside the guarded call commits. */
-    static LockLostException beforeCommit(List<String> lockNames, Throwable cause) {
-        return new LockLostException(lockNames, cause, true);
+    static LockLostException beforeCommit(List<String> lockNames, long ownerId, Throwable cause) {
+        return new LockLostException(lockNames, ownerId, cause, true);
     }
 
     /**

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 
@@ -18,7 +19,10 @@ import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.MethodParameter;
 import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.ResolvableType;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
@@ -38,7 +42,15 @@ final class LockPlan {
     private static final SpelExpressionParser PARSER = new SpelExpressionParser();
     private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
 
+    private static final String PUBLISHER = "org.reactivestreams.Publisher";
+    private static final String MONO = "reactor.core.publisher.Mono";
+    private static final String FLUX = "reactor.core.publisher.Flux";
+    private static final String FLOW = "kotlinx.coroutines.flow.Flow";
+    private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
+    private static final String REACTIVE_LOCK = "io.relock.reactor.ReactiveLock";
+
     private final Method method;
+    private final Returns returns;
     private final String name;
     private final Expression key;
     private final String keyText;
@@ -59,11 +71,7 @@ final class LockPlan {
             throw invalid("a " + (Modifier.isPrivate(modifiers) ? "private" : Modifier.isFinal(modifiers) ? "final"
                     : "static") + " method cannot be intercepted by a Spring proxy: the lock would never be taken");
         }
-        if (isAsynchronous(method.getReturnType())) {
-            throw invalid("it returns " + method.getReturnType().getSimpleName() + ": the lock would be released when"
-                    + " the method returns, before the work it started is done; lock inside the asynchronous work"
-                    + " (RelockTemplate, or DistributedLock.lockAsync with Relock.newOwnerId())");
-        }
+        this.returns = returnsOf(method);
         String rawName = annotation.name().isEmpty()
                 ? method.getDeclaringClass().getName() + "." + method.getName()
                 : annotation.name();
@@ -88,6 +96,16 @@ final class LockPlan {
         if (holdAtLeast != null && type == WithLock.Type.READ) {
             throw invalid("holdAtLeast cannot keep a READ lock: a read hold shares its lease with other readers");
         }
+        if (returns != Returns.VALUE && type == WithLock.Type.FENCED) {
+            throw invalid("a FENCED lock's token is read with RelockLocks.current(), which is per thread and"
+                    + " unknown to " + returns.what + "; take the FencedLock's token inside the asynchronous work"
+                    + " instead");
+        }
+        if (returns.reactive() && holdAtLeast != null) {
+            throw invalid("holdAtLeast is not supported on " + returns.what + ": its lock is released when the"
+                    + " publisher terminates or is cancelled; keep the lock with a RelockTemplate call or a"
+                    + " blocking method instead");
+        }
         WithLock.OnNotAcquired mode = annotation.onNotAcquired();
         String fallbackName = annotation.fallback();
         if (!fallbackName.isEmpty() && mode == WithLock.OnNotAcquired.THROW) {
@@ -98,15 +116,15 @@ final class LockPlan {
             if (!fallbackName.isEmpty()) {
                 throw invalid("onNotAcquired = SKIP and fallback = '" + fallbackName + "' contradict each other");
             }
-            Class<?> returns = method.getReturnType();
-            if (returns != void.class && returns != Void.class && returns != Optional.class) {
-                throw invalid("onNotAcquired = SKIP needs a void or Optional return type, not "
-                        + returns.getSimpleName() + ": a skipped call has no value to return");
-            }
+            checkSkip();
         }
         if (mode == WithLock.OnNotAcquired.FALLBACK) {
             if (fallbackName.isEmpty()) {
                 throw invalid("onNotAcquired = FALLBACK needs fallback = \"<method name>\"");
+            }
+            if (returns == Returns.SUSPEND) {
+                throw invalid("a fallback is not supported on a suspend function; catch LockNotAcquiredException"
+                        + " around the call instead");
             }
             Class<?>[] params = method.getParameterTypes();
             Class<?>[] withException = Arrays.copyOf(params, params.length + 1);
@@ -133,18 +151,135 @@ final class LockPlan {
         }
     }
 
-    private static boolean isAsynchronous(Class<?> returnType) {
-        if (Future.class.isAssignableFrom(returnType) || CompletionStage.class.isAssignableFrom(returnType)) {
-            return true;
+    /** What a {@link WithLock} method returns, which decides how long its lock is held. */
+    enum Returns {
+        /** A value (or nothing): held until the method returns. */
+        VALUE("a value"),
+        /** A {@code CompletableFuture} or {@code CompletionStage}: held until it completes. */
+        FUTURE("a CompletionStage"),
+        /** A {@code Mono}: held from subscription until it terminates or is cancelled. */
+        MONO("a Mono"),
+        /** A {@code Flux} or a {@code Publisher}: held from subscription until it terminates or is cancelled. */
+        FLUX("a Flux"),
+        /** A Kotlin {@code suspend} function, which Spring's AOP runs as a {@code Mono}. */
+        SUSPEND("a suspend function");
+
+        private final String what;
+
+        Returns(String what) {
+            this.what = what;
         }
-        for (Class<?> type = returnType; type != null; type = type.getSuperclass()) {
-            for (Class<?> face : ClassUtils.getAllInterfacesForClassAsSet(type)) {
-                if (face.getName().equals("org.reactivestreams.Publisher")) {
-                    return true;
+
+        /** Whether the lock is held by a Reactor pipeline (Mono, Flux, suspend). */
+        boolean reactive() {
+            return this == MONO || this == FLUX || this == SUSPEND;
+        }
+    }
+
+    private Returns returnsOf(Method method) {
+        if (KotlinDetector.isSuspendingFunction(method)) {
+            if (!present(REACTIVE_LOCK) || !present(COROUTINES_REACTOR)) {
+                throw invalid("it is a suspend function, which Spring's AOP runs as a Mono: holding its lock needs"
+                        + " io.relock:relock-reactor and org.jetbrains.kotlinx:kotlinx-coroutines-reactor on the"
+                        + " class path");
+            }
+            if (MethodParameter.forExecutable(method, -1).getParameterType().getName().equals(FLOW)) {
+                throw invalid("it is a suspend function that returns a Flow: the lock would be released before the"
+                        + " flow is collected; return the values, or a Flux from a plain method");
+            }
+            return Returns.SUSPEND;
+        }
+        Class<?> returnType = method.getReturnType();
+        if (returnType == CompletableFuture.class || returnType == CompletionStage.class) {
+            return Returns.FUTURE;
+        }
+        String returned = "it returns " + returnType.getSimpleName();
+        if (Future.class.isAssignableFrom(returnType) || CompletionStage.class.isAssignableFrom(returnType)) {
+            throw invalid(returned + ": the lock can follow a CompletableFuture or a CompletionStage, which"
+                    + " tell when they complete, and no other future; declare one of those");
+        }
+        if (isPublisher(returnType)) {
+            Returns kind = switch (returnType.getName()) {
+                case MONO -> Returns.MONO;
+                case FLUX, PUBLISHER -> Returns.FLUX;
+                default -> throw invalid(returned + ": the lock can follow a Mono, a Flux or a Publisher, and no"
+                        + " other reactive type; declare one of those");
+            };
+            if (!present(MONO) || !present(REACTIVE_LOCK)) {
+                throw invalid(returned + ": holding the lock for the publisher's lifetime needs io.relock:relock-reactor"
+                        + " (and Project Reactor) on the class path");
+            }
+            return kind;
+        }
+        if (returnType.getName().equals(FLOW)) {
+            throw invalid(returned + ": the lock would be released before the flow is collected; return a Flux,"
+                    + " or make the method a suspend function");
+        }
+        return Returns.VALUE;
+    }
+
+    /**
+     * Whether the application has {@code className}: Project Reactor and Relock's Reactor face hold
+     * the locks of Mono, Flux and suspend methods, and are optional.
+     */
+    private boolean present(String className) {
+        ClassLoader loader = beanFactory != null && beanFactory.getBeanClassLoader() != null
+                ? beanFactory.getBeanClassLoader() : LockPlan.class.getClassLoader();
+        return ClassUtils.isPresent(className, loader);
+    }
+
+    /** Whether {@code returnType} is a Reactive Streams publisher, without loading the interface where it is absent. */
+    private static boolean isPublisher(Class<?> returnType) {
+        ClassLoader loader = returnType.getClassLoader();
+        if (loader == null || !ClassUtils.isPresent(PUBLISHER, loader)) {
+            return false;
+        }
+        return ClassUtils.resolveClassName(PUBLISHER, loader).isAssignableFrom(returnType);
+    }
+
+    /** SKIP returns "nothing": an empty publisher, a future of null or of an empty Optional, null or empty. */
+    private void checkSkip() {
+        switch (returns) {
+            case MONO, FLUX -> { }
+            case FUTURE -> {
+                Class<?> value = futureValue();
+                if (value != Void.class && value != Optional.class) {
+                    throw invalid("onNotAcquired = SKIP on a " + method.getReturnType().getSimpleName() + " needs a"
+                            + " Void or Optional value, not " + (value == null ? "?" : value.getSimpleName())
+                            + ": a skipped call has no value to complete it with");
+                }
+            }
+            case SUSPEND -> {
+                MethodParameter result = MethodParameter.forExecutable(method, -1);
+                Class<?> value = result.getParameterType(); // the Kotlin return type; Unit is void
+                if (value != void.class && value != Void.class && !value.getName().equals("kotlin.Unit")
+                        && !result.isOptional()) {
+                    throw invalid("onNotAcquired = SKIP needs a suspend function returning Unit or a nullable type,"
+                            + " not " + result.getParameterType().getSimpleName()
+                            + ": a skipped call has no value to return");
+                }
+            }
+            default -> {
+                Class<?> returnType = method.getReturnType();
+                if (returnType != void.class && returnType != Void.class && returnType != Optional.class) {
+                    throw invalid("onNotAcquired = SKIP needs a void or Optional return type, not "
+                            + returnType.getSimpleName() + ": a skipped call has no value to return");
                 }
             }
         }
-        return false;
+    }
+
+    private Class<?> futureValue() {
+        return ResolvableType.forMethodReturnType(method).as(CompletionStage.class).getGeneric(0).resolve();
+    }
+
+    /** What a skipped call returns: null stands for an empty publisher on the reactive returns. */
+    private Object skipped() {
+        return switch (returns) {
+            case VALUE -> method.getReturnType() == Optional.class ? Optional.empty() : null;
+            case FUTURE -> CompletableFuture.completedFuture(futureValue() == Optional.class ? Optional.empty() : null);
+            default -> null;
+        };
     }
 
     /**
@@ -153,9 +288,19 @@ final class LockPlan {
      * @throws IllegalStateException if the annotation's settings are wrong
      */
     static LockPlan of(Method method, ConfigurableBeanFactory beanFactory) {
+        if (method.isSynthetic() && !method.isBridge()) {
+            // A compiler's copy, e.g. Kotlin's static foo$suspendImpl behind an open suspend fun foo,
+            // which carries foo's annotations; the proxy intercepts foo.
+            return null;
+        }
         WithLock annotation = org.springframework.core.annotation.AnnotatedElementUtils
                 .findMergedAnnotation(method, WithLock.class);
         return annotation == null ? null : new LockPlan(method, annotation, beanFactory);
+    }
+
+    /** What the method returns, which decides how long its lock is held. */
+    Returns returns() {
+        return returns;
     }
 
     LockRunner.Request request(Object target, Object[] args) {
@@ -169,7 +314,7 @@ final class LockPlan {
     Object notAcquired(LockNotAcquiredException notAcquired, Object target, Object[] args) throws Throwable {
         switch (onNotAcquired) {
             case SKIP:
-                return method.getReturnType() == Optional.class ? Optional.empty() : null;
+                return skipped();
             case FALLBACK:
                 Object[] fallbackArgs = args;
                 if (fallbackTakesException) {

@@ -5,7 +5,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,11 +77,7 @@ final class LockRunner {
     }
 
     <T> T run(Request request, Body<T> body, NotAcquired<T> notAcquired) throws Throwable {
-        if (request.holdAtLeast() != null && request.names().size() > 1) {
-            throw new IllegalArgumentException("a minimum hold (holdAtLeast " + request.holdAtLeast()
-                    + ") needs one lock, not the " + request.names().size() + " of " + request.names()
-                    + ": no lock was taken and the code did not run");
-        }
+        checkHoldAtLeast(request);
         DistributedLock lock = lockOf(request);
         Duration waitTime = request.waitTime() != null ? request.waitTime() : defaultWaitTime;
         long waitMillis = waitTime == null ? Long.MAX_VALUE : millis(waitTime);
@@ -127,7 +128,7 @@ final class LockRunner {
             }
         }
         if (lost) {
-            LockLostException lostException = new LockLostException(request.names(), lostCause);
+            LockLostException lostException = new LockLostException(request.names(), owner, lostCause);
             if (!throwOnLost) {
                 LOG.warn("{}", lostException.getMessage(), lostCause);
             } else if (failure == null) {
@@ -140,6 +141,161 @@ final class LockRunner {
             throw failure;
         }
         return result;
+    }
+
+    /**
+     * The asynchronous form of {@link #run}, for a method that returns a {@code CompletionStage}:
+     * the lock is taken for an owner of its own ({@link Relock#newOwnerId()}) without blocking,
+     * {@code body} runs once it is held (on the thread that completed the acquire), and the lock
+     * is released when the stage {@code body} returned completes. Every failure completes the
+     * returned future instead of being thrown: not acquired → what {@code notAcquired} returns
+     * (a stage, which is followed) or throws; Redis failing while acquiring →
+     * {@code RelockException}; the body's failure as is; the lease lost meanwhile →
+     * {@link LockLostException} (a warning only, with {@code relock.on-lock-lost=log}).
+     * Cancelling the returned future cancels the acquire still waiting, or else the body's stage.
+     */
+    CompletableFuture<Object> runAsync(Request request, Body<CompletionStage<?>> body, NotAcquired<Object> notAcquired) {
+        CompletableFuture<Object> result = new CompletableFuture<>();
+        DistributedLock lock;
+        try {
+            checkHoldAtLeast(request);
+            lock = lockOf(request);
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+            return result;
+        }
+        Duration waitTime = request.waitTime() != null ? request.waitTime() : defaultWaitTime;
+        long leaseMillis = request.leaseTime() == null ? -1 : request.leaseTime().toMillis();
+        long owner = Relock.newOwnerId();
+        // The library's own stage, not a derived one: cancelling it is what takes the wait out of the queue.
+        CompletableFuture<?> acquiring;
+        try {
+            acquiring = (waitTime == null ? lock.lockAsync(leaseMillis, TimeUnit.MILLISECONDS, owner)
+                    : lock.tryLockAsync(millis(waitTime), leaseMillis, TimeUnit.MILLISECONDS, owner)).toCompletableFuture();
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+            return result;
+        }
+        AtomicReference<CompletableFuture<?>> work = new AtomicReference<>();
+        result.whenComplete((value, failure) -> {
+            if (result.isCancelled()) {
+                acquiring.cancel(false);
+                CompletableFuture<?> started = work.get();
+                if (started != null) {
+                    started.cancel(false);
+                }
+            }
+        });
+        acquiring.whenComplete((outcome, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(unwrap(failure));
+            } else if (Boolean.FALSE.equals(outcome)) { // lockAsync completes with null, once acquired
+                follow(() -> notAcquired.handle(new LockNotAcquiredException(request.names(), waitTime, null)), result);
+            } else if (result.isDone()) {
+                release(request, lock, owner, null, null); // cancelled while the acquire was on its way
+            } else {
+                CompletableFuture<?> stage;
+                try {
+                    stage = Objects.requireNonNull(body.call(), "the method returned a null CompletionStage")
+                            .toCompletableFuture();
+                } catch (Throwable t) {
+                    release(request, lock, owner, null, t).whenComplete((v, e) -> result.completeExceptionally(e));
+                    return;
+                }
+                work.set(stage);
+                if (result.isCancelled()) {
+                    stage.cancel(false);
+                }
+                stage.whenComplete((value, error) -> release(request, lock, owner, value, unwrap(error))
+                        .whenComplete((released, releaseFailure) -> {
+                            if (releaseFailure != null) {
+                                result.completeExceptionally(releaseFailure);
+                            } else {
+                                result.complete(released);
+                            }
+                        }));
+            }
+        });
+        return result;
+    }
+
+    /**
+     * Releases the async owner's hold after its work ended with {@code value} or {@code failure},
+     * and completes with what the caller gets: the value, or the failure, with a failed release
+     * added (or a loss reported) as {@link #run} does.
+     */
+    private CompletableFuture<Object> release(Request request, DistributedLock lock, long owner, Object value,
+            Throwable failure) {
+        CompletableFuture<Object> outcome = new CompletableFuture<>();
+        CompletionStage<Void> release;
+        try {
+            release = request.holdAtLeast() != null ? lock.unlockAsync(owner, request.holdAtLeast())
+                    : lock.unlockAsync(owner);
+        } catch (RuntimeException e) {
+            release = CompletableFuture.failedFuture(e);
+        }
+        release.whenComplete((released, releaseError) -> {
+            Throwable error = unwrap(releaseError);
+            Throwable reported = failure;
+            if (error instanceof IllegalMonitorStateException) {
+                // The lease ran out or the watchdog lost the lock: this owner no longer held it.
+                LockLostException lost = new LockLostException(request.names(), owner, error);
+                if (!throwOnLost) {
+                    LOG.warn("{}", lost.getMessage(), error);
+                } else if (reported == null) {
+                    reported = lost;
+                } else {
+                    reported.addSuppressed(lost);
+                }
+            } else if (error != null) {
+                if (reported == null) {
+                    reported = error;
+                } else {
+                    reported.addSuppressed(error);
+                }
+            }
+            if (reported != null) {
+                outcome.completeExceptionally(reported);
+            } else {
+                outcome.complete(value);
+            }
+        });
+        return outcome;
+    }
+
+    /** Completes {@code result} as the stage that {@code action} returns (or throws) does. */
+    private static void follow(Body<Object> action, CompletableFuture<Object> result) {
+        Object outcome;
+        try {
+            outcome = action.call();
+        } catch (Throwable t) {
+            result.completeExceptionally(t);
+            return;
+        }
+        if (outcome instanceof CompletionStage<?> stage) {
+            stage.whenComplete((value, failure) -> {
+                if (failure != null) {
+                    result.completeExceptionally(unwrap(failure));
+                } else {
+                    result.complete(value);
+                }
+            });
+        } else {
+            result.complete(outcome);
+        }
+    }
+
+    /** The failure inside a stage's {@link CompletionException} wrapper. */
+    private static Throwable unwrap(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
+    private static void checkHoldAtLeast(Request request) {
+        if (request.holdAtLeast() != null && request.names().size() > 1) {
+            throw new IllegalArgumentException("a minimum hold (holdAtLeast " + request.holdAtLeast()
+                    + ") needs one lock, not the " + request.names().size() + " of " + request.names()
+                    + ": no lock was taken and the code did not run");
+        }
     }
 
     /**
@@ -197,7 +353,8 @@ final class LockRunner {
         return true;
     }
 
-    private DistributedLock lockOf(Request request) {
+    /** The lock of a request: its one lock, or a multi-lock of its names. */
+    DistributedLock lockOf(Request request) {
         if (request.names().size() == 1) {
             return lockOf(request.type(), request.names().get(0));
         }

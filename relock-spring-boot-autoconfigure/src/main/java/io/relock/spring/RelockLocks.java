@@ -231,7 +231,7 @@ public final class RelockLocks {
                 }
             }
             if (isLost()) {
-                LockLostException lostException = LockLostException.beforeCommit(lockNames, lostCause);
+                LockLostException lostException = LockLostException.beforeCommit(lockNames, owner, lostCause);
                 rolledBackWith = lostException;
                 throw lostException;
             }

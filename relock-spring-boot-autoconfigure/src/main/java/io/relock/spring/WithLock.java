@@ -54,6 +54,35 @@ import io.relock.Relock;
  * {@link RelockLocks#current()} whether its lock is still held. Nested calls on the same thread
  * with the same lock re-enter it.
  *
+ * <p><b>Asynchronous returns.</b> The lock is held for the work the method returns, by an owner
+ * that is not a thread, and no thread blocks on it:
+ * <ul>
+ * <li>{@code Mono}, {@code Flux} or {@code Publisher} (needs {@code io.relock:relock-reactor}):
+ *     each subscription takes the lock, then invokes the method (and the advice inside it, a
+ *     reactive {@code @Transactional} among it) holding it, and releases it when the method's
+ *     publisher completes, errors or is cancelled, and so after a reactive transaction
+ *     committed. The owner lives in the Reactor context, so a nested guarded call in the same
+ *     pipeline re-enters, whichever thread runs it. A lost lease cancels the method's publisher
+ *     (a reactive transaction then rolls back) and the subscriber gets {@link LockLostException},
+ *     also with {@code relock.on-lock-lost=log}.</li>
+ * <li>A Kotlin {@code suspend} function, which Spring's AOP runs as a {@code Mono}: held from
+ *     the call until it returns or throws, released when the calling coroutine is cancelled.</li>
+ * <li>{@code CompletableFuture} or {@code CompletionStage}: the lock is taken for an owner from
+ *     {@code Relock.newOwnerId()}; the method runs once it is held, on the thread that completed
+ *     the acquire (a Relock worker), and must not block; the lock is released when its stage
+ *     completes, before the caller's future completes. Cancelling the caller's future cancels
+ *     the wait, or else the method's stage.</li>
+ * </ul>
+ * Failures (a bad key, not acquired, Redis, a lost lease) arrive in the returned publisher or
+ * future, never thrown by the call. {@link OnNotAcquired#SKIP} returns an empty publisher or a
+ * future of {@code null} (a {@code Void} or {@code Optional} one, then empty); a fallback
+ * returns the same type. Refused at start-up: {@link Type#FENCED} (its token is read through the
+ * per-thread {@link RelockLocks#current()}), {@link #holdAtLeast()} on reactive returns, a fallback
+ * on a {@code suspend} function, {@code SKIP} on a {@code suspend} function whose value is neither
+ * {@code Unit} nor nullable, and any other future or publisher type (a plain {@code Future}, a
+ * Kotlin {@code Flow}, RxJava's). {@link RelockLocks#current()} and the check before commit are
+ * for blocking methods only.
+ *
  * <p>Usable as a meta-annotation: an annotation of the application's own annotated with
  * {@code @WithLock} carries its settings, and {@link AliasFor} can expose some of them.
  */
@@ -182,7 +211,9 @@ public @interface WithLock {
         THROW,
         /**
          * Return without running the method: {@code null} for {@code void}, an empty
-         * {@code Optional} for {@code Optional}. Other return types are refused at start-up.
+         * {@code Optional} for {@code Optional}, an empty {@code Mono} or {@code Flux}, a future
+         * of {@code null} for a {@code CompletableFuture<Void>} (of an empty {@code Optional} for
+         * a {@code CompletableFuture<Optional<…>>}). Other return types are refused at start-up.
          */
         SKIP,
         /** Call the method named by {@link WithLock#fallback()}. */

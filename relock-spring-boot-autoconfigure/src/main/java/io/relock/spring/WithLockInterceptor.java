@@ -4,6 +4,8 @@ import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -19,7 +21,10 @@ import org.springframework.util.ReflectionUtils;
 /**
  * The advice behind {@link WithLock}: the pointcut reads (and checks) each annotated method's
  * plan once, when its bean is proxied, so that a wrong setting fails the start; the interceptor
- * runs the call through the template's {@link LockRunner}.
+ * runs the call through the template's {@link LockRunner}: blocking for a method that returns a
+ * value, asynchronously for one that returns a {@code CompletionStage}, and through Relock's
+ * Reactor face ({@link ReactiveWithLock}, loaded only then) for a {@code Mono}, a {@code Flux} or
+ * a Kotlin {@code suspend} function.
  */
 final class WithLockInterceptor extends StaticMethodMatcherPointcut implements MethodInterceptor {
 
@@ -66,9 +71,24 @@ final class WithLockInterceptor extends StaticMethodMatcherPointcut implements M
             return invocation.proceed();
         }
         Object[] args = invocation.getArguments();
-        LockRunner.Request request = plan.request(target, args);
-        return template.getObject().runner().run(request, invocation::proceed,
-                notAcquired -> plan.notAcquired(notAcquired, target, args));
+        LockRunner runner = template.getObject().runner();
+        switch (plan.returns()) {
+            case VALUE:
+                LockRunner.Request request = plan.request(target, args);
+                return runner.run(request, invocation::proceed, notAcquired -> plan.notAcquired(notAcquired, target, args));
+            case FUTURE:
+                // A failure, a bad key's included, completes the future: the caller awaits it, not the call.
+                LockRunner.Request asyncRequest;
+                try {
+                    asyncRequest = plan.request(target, args);
+                } catch (RuntimeException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+                return runner.runAsync(asyncRequest, () -> (CompletionStage<?>) invocation.proceed(),
+                        notAcquired -> plan.notAcquired(notAcquired, target, args));
+            default:
+                return ReactiveWithLock.guard(plan, runner, invocation, target, args);
+        }
     }
 
     private LockPlan plan(Method method) {
