@@ -1,5 +1,6 @@
 package io.relock;
 
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -65,4 +66,33 @@ public interface FencedLock extends DistributedLock {
      * @throws RelockException if Redis fails
      */
     Long getToken();
+
+    /**
+     * As {@link #lockAsync(long, TimeUnit, long)}, completing with the holder's token: for
+     * owners that are not threads (a pipeline, a coroutine). Cancelling the stage gives the wait
+     * up as described in {@link DistributedLock}.
+     *
+     * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
+     * @param unit the unit of {@code leaseTime}
+     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @return completes with the fencing token when acquired; completes exceptionally with
+     *     {@link RelockException} if Redis fails
+     * @throws IllegalArgumentException if {@code leaseTime} is invalid (thrown, not in the stage)
+     * @throws NullPointerException if {@code unit} is null
+     */
+    CompletionStage<Long> lockAndGetTokenAsync(long leaseTime, TimeUnit unit, long ownerThreadId);
+
+    /**
+     * As {@link #tryLockAsync(long, long, TimeUnit, long)}, completing with the token.
+     *
+     * @param waitTime how long to wait; zero or less for one attempt
+     * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
+     * @param unit the unit of both times
+     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @return completes with the fencing token, or {@code null} if the wait ran out; completes
+     *     exceptionally with {@link RelockException} if Redis fails
+     * @throws IllegalArgumentException if {@code leaseTime} is invalid (thrown, not in the stage)
+     * @throws NullPointerException if {@code unit} is null
+     */
+    CompletionStage<Long> tryLockAndGetTokenAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId);
 }

@@ -162,6 +162,31 @@ class AsyncOwnerTest extends SingleServerTest {
     }
 
     @Test
+    void anAsyncOwnerOfAFencedLockGetsATokenThatGrowsWithEveryNewHolder() {
+        Relock a = clients.create();
+        Relock b = clients.create();
+        FencedLock first = a.getFencedLock("fenced:async");
+        FencedLock second = b.getFencedLock("fenced:async");
+        long owner = Relock.newOwnerId();
+        long rival = Relock.newOwnerId();
+
+        long token = first.lockAndGetTokenAsync(-1, TimeUnit.MILLISECONDS, owner).toCompletableFuture().join();
+        assertThat(first.tryLockAndGetTokenAsync(0, -1, TimeUnit.MILLISECONDS, owner).toCompletableFuture().join())
+                .as("re-entry keeps the holder's token").isEqualTo(token);
+        assertThat(second.tryLockAndGetTokenAsync(0, -1, TimeUnit.MILLISECONDS, rival).toCompletableFuture().join())
+                .as("busy").isNull();
+        assertThat(first.getToken()).isEqualTo(token);
+        first.unlockAsync(owner).toCompletableFuture().join();
+        first.unlockAsync(owner).toCompletableFuture().join();
+
+        Long next = second.tryLockAndGetTokenAsync(0, -1, TimeUnit.MILLISECONDS, rival).toCompletableFuture().join();
+        assertThat(next).isGreaterThan(token);
+        second.unlockAsync(rival).toCompletableFuture().join();
+        assertThatThrownBy(() -> first.lockAndGetTokenAsync(0, TimeUnit.MILLISECONDS, owner))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+    }
+
+    @Test
     void aNullListenerIsRejected() {
         DistributedLock lock = clients.create().getLock("lost:null");
         assertThatThrownBy(() -> lock.addLostListener(1, null))

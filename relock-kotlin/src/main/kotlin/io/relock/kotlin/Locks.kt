@@ -3,6 +3,7 @@
 package io.relock.kotlin
 
 import io.relock.DistributedLock
+import io.relock.FencedLock
 import io.relock.ListenerRegistration
 import io.relock.LockListener
 import io.relock.LockLostEvent
@@ -84,7 +85,7 @@ public suspend fun <T> DistributedLock.withLockSuspending(
     lease: Duration? = null,
     block: suspend CoroutineScope.() -> T,
 ): T {
-    val outcome = lockAndRun(wait, lease, block)
+    val outcome = lockAndRun(wait, lease) { block() }
     if (outcome === NotAcquired) {
         throw LockNotAcquiredException(name, checkNotNull(wait) { "an unbounded wait ended without the lock" })
     }
@@ -123,9 +124,44 @@ public suspend fun <T> DistributedLock.tryWithLockSuspending(
     lease: Duration? = null,
     block: suspend CoroutineScope.() -> T,
 ): T? {
-    val outcome = lockAndRun(wait, lease, block)
+    val outcome = lockAndRun(wait, lease) { block() }
     @Suppress("UNCHECKED_CAST")
     return if (outcome === NotAcquired) null else outcome as T
+}
+
+/**
+ * Runs [block] holding this fenced lock, passing it the hold's fencing token; everything else
+ * (owner, re-entry, waiting, cancellation, lease loss, release) is as [withLockSuspending].
+ * The token grows with every new holder of the name (a re-entry keeps the holder's token):
+ * send it with every write the lock protects, so that the resource refuses a late writer's
+ * lower token.
+ *
+ * ```kotlin
+ * relock.getFencedLock("account:42").withTokenSuspending { token -> ledger.post(entry, token) }
+ * ```
+ *
+ * @param T the block's result type
+ * @param wait how long to wait for the lock; `null` to wait as long as it takes
+ * @param lease how long the hold lasts without renewal; `null` for the watchdog
+ * @param block what to run while holding the lock, given the token
+ * @return what [block] returned
+ * @throws LockNotAcquiredException if `wait` is given and the lock was not acquired within it
+ * @throws LockLostException if the hold was lost while the block ran
+ * @throws IllegalArgumentException if `lease` is invalid (see [withLockSuspending])
+ * @throws RelockException if Redis fails while acquiring (the block does not run) or releasing
+ * @throws CancellationException if the calling coroutine is cancelled
+ */
+public suspend fun <T> FencedLock.withTokenSuspending(
+    wait: Duration? = null,
+    lease: Duration? = null,
+    block: suspend CoroutineScope.(token: Long) -> T,
+): T {
+    val outcome = lockAndRun(wait, lease, block)
+    if (outcome === NotAcquired) {
+        throw LockNotAcquiredException(name, checkNotNull(wait) { "an unbounded wait ended without the lock" })
+    }
+    @Suppress("UNCHECKED_CAST")
+    return outcome as T
 }
 
 /** What [lockAndRun] returns when the lock was not acquired within the wait. */
@@ -141,7 +177,7 @@ private const val WATCHDOG_LEASE = -1L
 private suspend fun <T> DistributedLock.lockAndRun(
     wait: Duration?,
     lease: Duration?,
-    block: suspend CoroutineScope.() -> T,
+    block: suspend CoroutineScope.(token: Long) -> T,
 ): Any? {
     val waitMillis = wait?.let(::waitMillis)
     val leaseMillis = leaseMillis(lease)
@@ -149,35 +185,42 @@ private suspend fun <T> DistributedLock.lockAndRun(
     val inherited = currentCoroutineContext()[LockOwner]
     val owner = inherited ?: LockOwner.new()
     val watch = LossWatch.start(this, owner.id)
-    val acquired = try {
+    val token = try {
         acquire(owner.id, waitMillis, leaseMillis)
     } catch (failure: Throwable) {
         watch.close()
         throw failure
     }
-    if (!acquired) {
+    if (token == null) {
         watch.close()
         return NotAcquired
     }
-    return runHolding(owner, addOwner = inherited == null, watch, block)
+    return runHolding(owner, addOwner = inherited == null, watch) { block(token) }
 }
 
 /**
- * Acquires for [owner] and suspends until the lock's stage completes: `true` when held.
- * Cancelled while waiting, it cancels the stage (the lock's client then leaves the queue and
- * releases a hold won in the race) and releases a hold the stage had already granted.
+ * Acquires for [owner] and suspends until the lock's stage completes: the fencing token when
+ * held (0 for a lock without tokens), `null` when a bounded wait ran out. Cancelled while
+ * waiting, it cancels the stage (the lock's client then leaves the queue and releases a hold won
+ * in the race) and releases a hold the stage had already granted.
  */
-private suspend fun DistributedLock.acquire(owner: Long, waitMillis: Long?, leaseMillis: Long): Boolean {
-    val stage: CompletableFuture<*> = if (waitMillis == null) {
-        lockAsync(leaseMillis, MILLISECONDS, owner).toCompletableFuture()
-    } else {
-        tryLockAsync(waitMillis, leaseMillis, MILLISECONDS, owner).toCompletableFuture()
+private suspend fun DistributedLock.acquire(owner: Long, waitMillis: Long?, leaseMillis: Long): Long? {
+    val fenced = this as? FencedLock
+    val stage: CompletableFuture<*> = when {
+        fenced != null && waitMillis == null ->
+            fenced.lockAndGetTokenAsync(leaseMillis, MILLISECONDS, owner).toCompletableFuture()
+        fenced != null -> fenced.tryLockAndGetTokenAsync(waitMillis!!, leaseMillis, MILLISECONDS, owner)
+            .toCompletableFuture()
+        waitMillis == null -> lockAsync(leaseMillis, MILLISECONDS, owner).toCompletableFuture()
+        else -> tryLockAsync(waitMillis, leaseMillis, MILLISECONDS, owner).toCompletableFuture()
     }
     try {
-        return stage.await() != false
+        return tokenOf(stage.await(), bounded = waitMillis != null)
     } catch (cancelled: CancellationException) {
         stage.cancel(false)
-        if (stage.isDone && !stage.isCompletedExceptionally && stage.getNow(null) != false) {
+        if (stage.isDone && !stage.isCompletedExceptionally &&
+            tokenOf(stage.getNow(null), bounded = waitMillis != null) != null
+        ) {
             // Granted before the cancel reached the stage: the stage is this coroutine's to undo.
             try {
                 release(owner)
@@ -187,6 +230,14 @@ private suspend fun DistributedLock.acquire(owner: Long, waitMillis: Long?, leas
         }
         throw cancelled
     }
+}
+
+/** What an acquire's stage completed with, as a token: `null` for "not acquired". */
+private fun tokenOf(result: Any?, bounded: Boolean): Long? = when (result) {
+    is Long -> result
+    false -> null
+    null -> if (bounded) null else 0L
+    else -> 0L
 }
 
 /** Runs [block] with the hold taken for [owner], then releases it; see [withLockSuspending]. */

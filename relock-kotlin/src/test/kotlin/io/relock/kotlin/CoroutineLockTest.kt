@@ -132,6 +132,20 @@ internal class CoroutineLockTest {
     }
 
     @Test
+    fun aFencedLockGivesTheBlockATokenThatGrowsWithEveryNewHolder(): Unit = runBlocking {
+        val first = client().getFencedLock("fenced")
+        val second = client().getFencedLock("fenced")
+        val token = first.withTokenSuspending { token ->
+            first.withTokenSuspending { again -> assertThat(again).`as`("re-entry keeps the token").isEqualTo(token) }
+            token
+        }
+        val next = second.withTokenSuspending(wait = 5.seconds) { it }
+
+        assertThat(next).isGreaterThan(token)
+        assertThat(first.isLocked).isFalse()
+    }
+
+    @Test
     fun childrenShareTheHoldAndACoroutineWithItsOwnOwnerIsExcluded(): Unit = runBlocking {
         val relock = client()
         val lock = relock.getLock("family")

@@ -5,6 +5,7 @@ import io.relock.ListenerRegistration;
 import io.relock.LockLostEvent;
 import io.relock.LockLostException;
 import io.relock.RelockException;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -29,20 +30,23 @@ public final class ReactiveHold {
 
     private final DistributedLock lock;
     private final long owner;
+    /** The fencing token, or null when the lock is not a {@link io.relock.FencedLock}. */
+    private final Long token;
     private final AtomicBoolean releasing = new AtomicBoolean();
     /** Completes empty at release, or with a {@link LockLostException} when the hold is lost first. */
     private final CompletableFuture<Void> lost = new CompletableFuture<>();
     private final CompletableFuture<Void> released = new CompletableFuture<>();
     private volatile ListenerRegistration registration;
 
-    private ReactiveHold(DistributedLock lock, long owner) {
+    private ReactiveHold(DistributedLock lock, long owner, Long token) {
         this.lock = lock;
         this.owner = owner;
+        this.token = token;
     }
 
-    /** A hold just acquired: from now on its loss is reported. */
-    static ReactiveHold acquired(DistributedLock lock, long owner) {
-        ReactiveHold hold = new ReactiveHold(lock, owner);
+    /** A hold just acquired (with its fencing token, or null): from now on its loss is reported. */
+    static ReactiveHold acquired(DistributedLock lock, long owner, Long token) {
+        ReactiveHold hold = new ReactiveHold(lock, owner, token);
         hold.registration = lock.addLostListener(owner, hold::onLost);
         return hold;
     }
@@ -70,6 +74,17 @@ public final class ReactiveHold {
      */
     public long owner() {
         return owner;
+    }
+
+    /**
+     * The fencing token of this hold, when the lock is a {@link io.relock.FencedLock}: it grows
+     * with every new holder of the name (a re-entry keeps the holder's token); pass it with every
+     * write the lock protects, so that the resource can refuse a late writer's lower token.
+     *
+     * @return the token, or empty when the lock hands out no tokens
+     */
+    public OptionalLong token() {
+        return token == null ? OptionalLong.empty() : OptionalLong.of(token);
     }
 
     /**

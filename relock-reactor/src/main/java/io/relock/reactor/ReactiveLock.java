@@ -1,6 +1,7 @@
 package io.relock.reactor;
 
 import io.relock.DistributedLock;
+import io.relock.FencedLock;
 import io.relock.LockLostException;
 import io.relock.Relock;
 import io.relock.RelockException;
@@ -35,7 +36,8 @@ import reactor.util.context.ContextView;
  * work's values on as they come, while the lock is held, and completes or errors after the
  * release. {@link #tryWithLock(Duration, Mono)} gives up after a wait with a
  * {@link LockNotAcquiredException}. {@link #acquire()} and {@link #tryAcquire(Duration)} return
- * the {@link ReactiveHold} itself, for {@code Mono.usingWhen}-shaped code.
+ * the {@link ReactiveHold} itself, for {@code Mono.usingWhen}-shaped code; a
+ * {@link FencedLock}'s hold carries its fencing token ({@link ReactiveHold#token()}).
  *
  * <h2>The owner is the pipeline</h2>
  * A hold belongs to an owner id kept in the subscriber's Reactor {@link Context} (see
@@ -439,9 +441,7 @@ public final class ReactiveLock {
         return Mono.<ReactiveHold>create(sink -> {
             CompletableFuture<?> acquiring;
             try {
-                acquiring = bounded
-                        ? lock.tryLockAsync(waitMillis, lease, TimeUnit.MILLISECONDS, owner).toCompletableFuture()
-                        : lock.lockAsync(lease, TimeUnit.MILLISECONDS, owner).toCompletableFuture();
+                acquiring = start(owner, bounded, waitMillis, lease);
             } catch (RuntimeException failure) {
                 sink.error(failure);
                 return;
@@ -452,12 +452,12 @@ public final class ReactiveLock {
                     if (!acquiring.isCancelled()) {
                         sink.error(unwrap(failure));
                     }
-                } else if (Boolean.FALSE.equals(result)) {
+                } else if (Boolean.FALSE.equals(result) || (bounded && result == null)) {
                     sink.success();
                 } else {
                     ReactiveHold hold;
                     try {
-                        hold = ReactiveHold.acquired(lock, owner);
+                        hold = ReactiveHold.acquired(lock, owner, result instanceof Long token ? token : null);
                     } catch (RuntimeException listening) {
                         // The loss could not be watched (the client is closing): give the hold back.
                         lock.unlockAsync(owner);
@@ -468,6 +468,22 @@ public final class ReactiveLock {
                 }
             });
         }).doOnDiscard(ReactiveHold.class, ReactiveLock::releaseDetached);
+    }
+
+    /**
+     * The lock's cancellable acquire stage: a fenced lock's completes with the token (null when
+     * a bounded wait ran out), any other's with whether it was acquired (or null, unbounded).
+     */
+    private CompletableFuture<?> start(long owner, boolean bounded, long waitMillis, long lease) {
+        if (lock instanceof FencedLock fenced) {
+            return bounded
+                    ? fenced.tryLockAndGetTokenAsync(waitMillis, lease, TimeUnit.MILLISECONDS, owner)
+                            .toCompletableFuture()
+                    : fenced.lockAndGetTokenAsync(lease, TimeUnit.MILLISECONDS, owner).toCompletableFuture();
+        }
+        return bounded
+                ? lock.tryLockAsync(waitMillis, lease, TimeUnit.MILLISECONDS, owner).toCompletableFuture()
+                : lock.lockAsync(lease, TimeUnit.MILLISECONDS, owner).toCompletableFuture();
     }
 
     private static Throwable unwrap(Throwable failure) {

@@ -343,6 +343,23 @@ class ReactiveLockTest {
     }
 
     @Test
+    void aFencedLocksHoldCarriesATokenThatGrowsWithEveryNewHolder() {
+        ReactiveLock fenced = ReactiveLock.of(relock.getFencedLock("fenced"));
+        ReactiveLock rival = ReactiveLock.of(client(Duration.ofSeconds(30)).getFencedLock("fenced"));
+        Mono<Long> token = Mono.usingWhen(fenced.acquire(), hold -> Mono.just(hold.token().getAsLong()),
+                ReactiveHold::release);
+        long first = token.block(PROMPTLY);
+        Mono<Long> next = Mono.usingWhen(rival.tryAcquire(Duration.ofSeconds(5)),
+                hold -> Mono.just(hold.token().getAsLong()), ReactiveHold::release);
+
+        StepVerifier.create(onParallel(next)).assertNext(second -> assertThat(second).isGreaterThan(first))
+                .expectComplete().verify(PROMPTLY);
+        StepVerifier.create(onParallel(face("plain").acquire().flatMap(hold -> hold.release()
+                .thenReturn(hold.token().isPresent())))).expectNext(false).expectComplete().verify(PROMPTLY);
+        assertFree("fenced");
+    }
+
+    @Test
     void tryAcquireIsEmptyWhenTheWaitRunsOut() {
         DistributedLock rival = client(Duration.ofSeconds(30)).getLock("try");
         rival.lock();

@@ -293,7 +293,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * An acquire for an explicit owner whose caller may cancel it: the wait ends, and a hold
      * won in a race with the cancel is released (see {@link Futures#cancellable}).
      */
-    private <T> CompletableFuture<T> acquireCancellable(long owner, long waitNanos, long leaseMillis,
+    public <T> CompletableFuture<T> acquireCancellable(long owner, long waitNanos, long leaseMillis,
             Function<Attempt, T> result) {
         Acquisition acquisition = start(owner, waitNanos, leaseMillis);
         return Futures.cancellable(acquisition.result, result, acquisition::cancel, attempt -> {

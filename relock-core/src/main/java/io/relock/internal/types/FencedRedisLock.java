@@ -55,6 +55,20 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
         return tokenOf(engine.acquireInterruptibly(Args.waitNanos(waitTime, unit), lease));
     }
 
+    @Override
+    public CompletionStage<Long> lockAndGetTokenAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return engine.acquireCancellable(ownerThreadId, Args.FOREVER_NANOS, lease, LockDriver.Attempt::token);
+    }
+
+    @Override
+    public CompletionStage<Long> tryLockAndGetTokenAsync(long waitTime, long leaseTime, TimeUnit unit,
+            long ownerThreadId) {
+        long lease = Args.leaseMillis(leaseTime, unit);
+        return engine.acquireCancellable(ownerThreadId, Args.waitNanos(waitTime, unit), lease,
+                FencedRedisLock::tokenOf);
+    }
+
     private static Long tokenOf(LockDriver.Attempt attempt) {
         return attempt.acquired() ? attempt.token() : null;
     }
