@@ -67,9 +67,10 @@ class AsyncOwnerTest extends SingleServerTest {
             assertThat(waiting.cancel(false)).as(name).isTrue();
             held.unlock();
 
-            Eventually.await(PROMPTLY, name + " is free again", () -> !waiter.isLocked());
+            // A multi-lock's round under way at the cancel may still win its members, and then
+            // releases them: the lock is free once the cancelled acquire has settled.
+            Eventually.await(PROMPTLY, name + " can be taken again", waiter::tryLock);
             assertThat(waiter.isHeldByThread(owner)).as(name).isFalse();
-            assertThat(waiter.tryLock()).as(name).isTrue();
             waiter.unlock();
         }
     }

@@ -148,7 +148,7 @@ class LeaderElectionTest {
     @Test
     void aKilledLeaderIsReplacedWithinTheLease() throws Exception {
         try (ChildJvm child = ChildJvm.start(LeaderMain.class, server.uri(), "killed", Long.toString(LEASE))) {
-            long childTerm = Long.parseLong(child.awaitLine("ELECTED", PROMPTLY).split(" ")[1]);
+            long childTerm = Long.parseLong(child.awaitLine("ELECTED", LockContractTest.CHILD_START).split(" ")[1]);
             // One recorder for both candidates: whichever is elected, it hears of it (only one is).
             Recorder recorder = new Recorder();
             elect(clients.create(Clients.SHORT_WATCHDOG), "killed").start(recorder);
@@ -171,7 +171,7 @@ class LeaderElectionTest {
         // SIGCONT its job's first isLeader() is false (no STALE line), REVOKED t follows, the
         // new leader's term is above t, and the child is not told it leads again meanwhile.
         try (ChildJvm child = ChildJvm.start(LeaderMain.class, server.uri(), "paused", Long.toString(LEASE))) {
-            long childTerm = Long.parseLong(child.awaitLine("ELECTED", PROMPTLY).split(" ")[1]);
+            long childTerm = Long.parseLong(child.awaitLine("ELECTED", LockContractTest.CHILD_START).split(" ")[1]);
             child.awaitLine("LEADER true", PROMPTLY);
             Recorder recorder = new Recorder();
             LeaderElection candidate = elect(clients.create(Clients.SHORT_WATCHDOG), "paused");

@@ -38,6 +38,13 @@ abstract class LockContractTest {
     /** Generous bound for anything that should happen "promptly"; never a performance claim. */
     static final Duration PROMPTLY = Duration.ofSeconds(10);
 
+    /**
+     * How long a child JVM may take to start and report its first line: a JVM start plus a
+     * Relock client's connect, which on a loaded 2-core machine has taken over 10 s. Not what
+     * any test checks.
+     */
+    static final Duration CHILD_START = Duration.ofSeconds(60);
+
     /** Why a shared lock skips the tests of exclusion among its own holders. */
     private static final String SHARED = "readers share the lock by design: exclusion among its own holders does not"
             + " apply (readers against writers under contention is ReadWriteLockTest's subject)";

@@ -349,7 +349,8 @@ class ObservabilityTest extends SingleServerTest {
     void lockInfoNamesTheHostAndProcessOfHoldersInOtherProcesses() throws Exception {
         try (ChildJvm first = ChildJvm.start(LockHolderMain.class, server.uri(), "report", "30000", "read");
                 ChildJvm second = ChildJvm.start(LockHolderMain.class, server.uri(), "report", "30000", "read")) {
-            String firstClient = first.awaitLine("LOCKED", PROMPTLY).substring("LOCKED ".length()).trim();
+            String firstClient = first.awaitLine("LOCKED", LockContractTest.CHILD_START)
+                    .substring("LOCKED ".length()).trim();
             String secondClient = second.awaitLine("LOCKED", PROMPTLY).substring("LOCKED ".length()).trim();
             Relock inspector = clients.create();
 

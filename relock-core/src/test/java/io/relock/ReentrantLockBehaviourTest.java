@@ -174,7 +174,7 @@ class ReentrantLockBehaviourTest extends SingleServerTest {
     void aHolderProcessKilledWithSigkillFreesTheLockWithinItsLease() throws Exception {
         try (ChildJvm child = ChildJvm.start(LockHolderMain.class, server.uri(), "crashing",
                 Long.toString(Clients.SHORT_WATCHDOG.toMillis()))) {
-            child.awaitLine("LOCKED", PROMPTLY);
+            child.awaitLine("LOCKED", LockContractTest.CHILD_START);
             DistributedLock lock = clients.create().getLock("crashing");
             assertThat(lock.tryLock()).isFalse();
             child.kill();
@@ -189,7 +189,7 @@ class ReentrantLockBehaviourTest extends SingleServerTest {
     @Test
     void aHolderInAnotherProcessHandsOverOnUnlock() throws Exception {
         try (ChildJvm child = ChildJvm.start(LockHolderMain.class, server.uri(), "shared", "30000")) {
-            child.awaitLine("LOCKED", PROMPTLY);
+            child.awaitLine("LOCKED", LockContractTest.CHILD_START);
             DistributedLock lock = clients.create().getLock("shared");
             CompletableFuture<Boolean> waiter = Threads.call(() -> lock.tryLock(30, TimeUnit.SECONDS));
             child.send("release");
