@@ -221,6 +221,28 @@ class RedLockSlowMembersTest {
     }
 
     @Test
+    void slowMembersCatchUpWithAQuickSeriesOfLocksAndUnlocks() {
+        Contender a = new Contender("series");
+        long owner = Thread.currentThread().getId();
+        a.redLock.lock();
+        a.redLock.unlock();
+        slowDown();
+
+        for (int i = 0; i < 20; i++) {
+            a.redLock.lock();
+            a.redLock.unlock();
+        }
+        a.redLock.lock();
+        a.awaitCountEverywhere("series", owner, 1);
+        a.redLock.unlock();
+        a.awaitCountEverywhere("series", owner, 0);
+        for (RedisServer server : servers) {
+            Eventually.await(PROMPTLY, "lock key gone on " + server, () -> server.command("EXISTS", "series")
+                    .equals(0L));
+        }
+    }
+
+    @Test
     void aFailedAcquireReturnsWithoutItsSlowMembersAndTheirHoldsAreRolledBack() throws Exception {
         Contender a = new Contender("rollback");
         // Another client holds masters 0, 1 (fast) and 4 (slow, answers "busy" after one round trip).

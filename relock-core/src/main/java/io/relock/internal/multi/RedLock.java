@@ -13,6 +13,7 @@ import io.relock.internal.engine.LockEngine;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Futures;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -47,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * RedLock's operations on one member for one owner run in a <em>lane</em>, one after another,
  * so an acquire of that owner on a slow member is sent only once the release before it there
  * (with its retries) has ended. The lanes are kept per client, lock key and owner, whichever
- * RedLock object started the operation.
+ * RedLock object started the operation. A slow member does not fall ever further behind an owner
+ * that locks and unlocks quickly: an unlock whose acquire there was not sent yet cancels it.
  */
 public final class RedLock extends CompositeLock {
 
@@ -58,8 +60,8 @@ public final class RedLock extends CompositeLock {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedLock.class);
 
-    /** The last operation started on a member for an owner, until it ended (see the class comment). */
-    private static final Map<Lane, CompletableFuture<Void>> LANES = new ConcurrentHashMap<>();
+    /** The lanes with an operation under way (see the class comment and {@link #inLane}). */
+    private static final Map<LaneKey, Lane> LANES = new ConcurrentHashMap<>();
 
     private final int quorum;
     private final ClientRuntime home;
@@ -185,12 +187,12 @@ public final class RedLock extends CompositeLock {
             // loaded machine) is not down, and a round decided without it would report trouble.
             long nodeTimeout = members.get(0).client.commandTimeoutMillis();
             for (LockEngine member : members) {
-                inLane(member, owner, () -> {
+                inLane(member, owner, new Operation(Kind.ACQUIRE, () -> {
                     CompletableFuture<LockDriver.Attempt> attempt =
                             start(() -> member.acquireAsync(owner, 0, leaseMillis));
                     attempt.whenComplete((answer, error) -> round.answered(member, answer, error));
                     return attempt;
-                });
+                }, () -> round.answered(member, LockDriver.Attempt.fromTtl(-2L), null)));
             }
             timer().newTimeout(t -> round.deadline(), nodeTimeout, TimeUnit.MILLISECONDS);
             if (abandoned) {
@@ -333,7 +335,7 @@ public final class RedLock extends CompositeLock {
 
         /** The rollback of a member this round won: in the background, retried (see the class comment). */
         private void release(LockEngine member) {
-            releaseInBackground(member, owner, CompletableFuture.completedFuture(true), error -> { });
+            releaseInBackground(member, owner, Kind.ROLLBACK, CompletableFuture.completedFuture(true), error -> { });
         }
     }
 
@@ -370,8 +372,8 @@ public final class RedLock extends CompositeLock {
     public CompletionStage<Void> unlockAsync(long ownerThreadId) {
         Unlock unlock = new Unlock(ownerThreadId);
         for (LockEngine member : members) {
-            releaseInBackground(member, ownerThreadId, unlock.result.handle((ignored, error) -> error == null),
-                    error -> unlock.answered(member, error));
+            CompletableFuture<Boolean> succeeded = unlock.result.handle((ignored, error) -> error == null);
+            releaseInBackground(member, ownerThreadId, Kind.UNLOCK, succeeded, error -> unlock.answered(member, error));
         }
         return unlock.result.copy();
     }
@@ -431,27 +433,68 @@ public final class RedLock extends CompositeLock {
 
     // ---- lanes and background releases ------------------------------------------------------
 
-    /** One member's lock on one client, and one owner: this RedLock's operations there run in turn. */
-    private record Lane(LockClient client, String key, long owner) {}
+    /** One member's lock on one client, and one owner: the RedLocks' operations there run in turn. */
+    private record LaneKey(LockClient client, String key, long owner) {}
+
+    /** What an operation in a lane does: an acquire, an unlock's release, or the rollback of an acquire. */
+    private enum Kind { ACQUIRE, UNLOCK, ROLLBACK }
 
     /**
-     * Starts {@code operation} on {@code member} for {@code owner} once the operation started
-     * there before (by any RedLock) has ended, background retries included; its stage ends the
-     * turn when it completes, whichever way. The operation reports its own outcome.
+     * One operation in a lane: {@code start} sends it (its stage completes when the lane may move
+     * on), {@code skip} answers it without sending it (see {@link #inLane}).
      */
-    private static void inLane(LockEngine member, long owner, Supplier<CompletionStage<?>> operation) {
-        Lane lane = new Lane(member.client, member.key(), owner);
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        CompletableFuture<Void> previous = LANES.put(lane, done);
-        Runnable run = () -> start(operation::get).whenComplete((ignored, error) -> {
-            LANES.remove(lane, done);
-            done.complete(null);
+    private record Operation(Kind kind, Supplier<CompletionStage<?>> start, Runnable skip) {}
+
+    /** The operations waiting behind the one that runs; there is a lane while one runs. Guarded by LANES' compute. */
+    private static final class Lane {
+        final ArrayDeque<Operation> waiting = new ArrayDeque<>();
+    }
+
+    /**
+     * Runs {@code operation} on {@code member} for {@code owner} once the operations started
+     * there before (by any RedLock) have ended, background retries included. An unlock's release
+     * that finds the acquire of the same hold still waiting in the lane (a slow member that fell
+     * behind a quick lock-unlock) answers both without sending either: the acquire as "not
+     * acquired", the release as released, which is where Redis stands without them. So a lane
+     * never holds more than one unsent acquire, however fast its owner locks and unlocks.
+     */
+    private static void inLane(LockEngine member, long owner, Operation operation) {
+        LaneKey key = new LaneKey(member.client, member.key(), owner);
+        Operation[] now = new Operation[3]; // [0] to run now; [1] and [2] to skip
+        LANES.compute(key, (ignored, lane) -> {
+            if (lane == null) {
+                now[0] = operation;
+                return new Lane();
+            }
+            Operation last = lane.waiting.peekLast();
+            if (operation.kind() == Kind.UNLOCK && last != null && last.kind() == Kind.ACQUIRE) {
+                lane.waiting.removeLast();
+                now[1] = last;
+                now[2] = operation;
+            } else {
+                lane.waiting.addLast(operation);
+            }
+            return lane;
         });
-        if (previous == null || previous.isDone()) {
-            run.run();
-        } else {
-            previous.whenComplete((ignored, error) -> run.run());
+        if (now[0] != null) {
+            run(key, now[0]);
+        } else if (now[1] != null) {
+            now[1].skip().run();
+            now[2].skip().run();
         }
+    }
+
+    private static void run(LaneKey key, Operation operation) {
+        start(operation.start()::get).whenComplete((ignored, error) -> {
+            Operation[] next = new Operation[1];
+            LANES.computeIfPresent(key, (k, lane) -> {
+                next[0] = lane.waiting.pollFirst();
+                return next[0] == null ? null : lane;
+            });
+            if (next[0] != null) {
+                run(key, next[0]);
+            }
+        });
     }
 
     /** The stage {@code call} returns, or a failed one if it threw (the client closed, say). */
@@ -471,9 +514,9 @@ public final class RedLock extends CompositeLock {
      * forgotten, so that nobody renews it and it ends with its lease. The lane stays taken until
      * then, so that no later acquire of the owner there overtakes a release still to come.
      */
-    private static void releaseInBackground(LockEngine member, long owner, CompletableFuture<Boolean> retry,
+    private static void releaseInBackground(LockEngine member, long owner, Kind kind, CompletableFuture<Boolean> retry,
             Consumer<Throwable> firstAnswer) {
-        inLane(member, owner, () -> {
+        inLane(member, owner, new Operation(kind, () -> {
             CompletableFuture<Void> lane = new CompletableFuture<>();
             start(() -> member.release(owner)).whenComplete((ignored, error) -> {
                 firstAnswer.accept(error);
@@ -490,7 +533,7 @@ public final class RedLock extends CompositeLock {
                 }
             });
             return lane;
-        });
+        }, () -> firstAnswer.accept(null)));
     }
 
     private static void retryRelease(LockEngine member, long owner, int retries, Throwable last,
