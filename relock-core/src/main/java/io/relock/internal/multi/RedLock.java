@@ -335,7 +335,8 @@ public final class RedLock extends CompositeLock {
 
         /** The rollback of a member this round won: in the background, retried (see the class comment). */
         private void release(LockEngine member) {
-            releaseInBackground(member, owner, Kind.ROLLBACK, CompletableFuture.completedFuture(true), error -> { });
+            releaseInBackground(member, owner, Kind.ROLLBACK, CompletableFuture.completedFuture(true), error -> { },
+                    () -> { });
         }
     }
 
@@ -373,7 +374,8 @@ public final class RedLock extends CompositeLock {
         Unlock unlock = new Unlock(ownerThreadId);
         for (LockEngine member : members) {
             CompletableFuture<Boolean> succeeded = unlock.result.handle((ignored, error) -> error == null);
-            releaseInBackground(member, ownerThreadId, Kind.UNLOCK, succeeded, error -> unlock.answered(member, error));
+            releaseInBackground(member, ownerThreadId, Kind.UNLOCK, succeeded, error -> unlock.answered(member, error),
+                    unlock::skipped);
         }
         return unlock.result.copy();
     }
@@ -392,21 +394,33 @@ public final class RedLock extends CompositeLock {
             this.owner = owner;
         }
 
+        /**
+         * A member whose acquire was never sent: nothing to release there, and nothing confirmed
+         * either, so it does not count towards the majority (the acquire won a majority of
+         * members that did answer, and those are released).
+         */
+        void skipped() {
+            answered(null, null, true);
+        }
+
         /** A member's first release answered: released ({@code error} null), refused, or failed. */
         void answered(LockEngine member, Throwable error) {
+            answered(member, error, false);
+        }
+
+        private void answered(LockEngine member, Throwable error, boolean skipped) {
             Throwable cause = error == null ? null : Exceptions.unwrap(error);
-            boolean majority;
+            boolean majority = false; // this answer made the majority
             boolean all;
             synchronized (this) {
                 answered++;
-                if (cause == null) {
-                    released++;
+                if (!skipped && cause == null) {
+                    majority = ++released == quorum;
                 } else if (cause instanceof IllegalMonitorStateException refusal) {
                     refusals.add(refusal);
-                } else if (failure == null) {
+                } else if (cause != null && failure == null) {
                     failure = Exceptions.translate("unlock " + member.getName(), cause);
                 }
-                majority = released == quorum;
                 all = answered == members.size() && released < quorum;
             }
             if (majority) {
@@ -455,7 +469,8 @@ public final class RedLock extends CompositeLock {
      * there before (by any RedLock) have ended, background retries included. An unlock's release
      * that finds the acquire of the same hold still waiting in the lane (a slow member that fell
      * behind a quick lock-unlock) answers both without sending either: the acquire as "not
-     * acquired", the release as released, which is where Redis stands without them. So a lane
+     * acquired", the release as skipped (not counted as confirmed), which is where Redis stands
+     * without them. So a lane
      * never holds more than one unsent acquire, however fast its owner locks and unlocks.
      */
     private static void inLane(LockEngine member, long owner, Operation operation) {
@@ -515,7 +530,7 @@ public final class RedLock extends CompositeLock {
      * then, so that no later acquire of the owner there overtakes a release still to come.
      */
     private static void releaseInBackground(LockEngine member, long owner, Kind kind, CompletableFuture<Boolean> retry,
-            Consumer<Throwable> firstAnswer) {
+            Consumer<Throwable> firstAnswer, Runnable skipped) {
         inLane(member, owner, new Operation(kind, () -> {
             CompletableFuture<Void> lane = new CompletableFuture<>();
             start(() -> member.release(owner)).whenComplete((ignored, error) -> {
@@ -533,7 +548,7 @@ public final class RedLock extends CompositeLock {
                 }
             });
             return lane;
-        }, () -> firstAnswer.accept(null)));
+        }, skipped));
     }
 
     private static void retryRelease(LockEngine member, long owner, int retries, Throwable last,
