@@ -470,8 +470,8 @@ public final class RedLock extends CompositeLock {
      * that finds the acquire of the same hold still waiting in the lane (a slow member that fell
      * behind a quick lock-unlock) answers both without sending either: the acquire as "not
      * acquired", the release as skipped (not counted as confirmed), which is where Redis stands
-     * without them. So a lane
-     * never holds more than one unsent acquire, however fast its owner locks and unlocks.
+     * without them. So a lane never holds more than one unsent acquire, however fast its owner
+     * locks and unlocks. A rollback never cancels anything: the acquire it undoes has answered.
      */
     private static void inLane(LockEngine member, long owner, Operation operation) {
         LaneKey key = new LaneKey(member.client, member.key(), owner);
