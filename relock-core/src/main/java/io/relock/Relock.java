@@ -201,8 +201,15 @@ public final class Relock implements AutoCloseable {
      * member is released again, including those whose reply came late. Members are asked at the
      * same time. {@code tryLock} returns {@code false} when other owners hold a majority, and
      * throws {@link RelockException} when too few masters answer within the command timeout (a
-     * slow master is given that long, whatever the wait). {@code unlock()} throws
-     * {@link IllegalMonitorStateException} when fewer than a majority still held it. Each
+     * slow master is given that long, whatever the wait). {@code unlock()} (and the stage of
+     * {@code unlockAsync}) returns once a majority of the members confirmed the release; the
+     * other members are released in the background (a failed release is retried a few times,
+     * then left to its lease), and so is what a failed acquire won. Such a late release never
+     * removes another owner's hold, nor a hold the same owner took after it: that owner's next
+     * acquire on a member waits for the release still under way there. When fewer than a
+     * majority confirm, {@code unlock()} waits for every member and throws
+     * {@link RelockException} if one failed, else {@link IllegalMonitorStateException} (fewer
+     * than a majority still held it). Each
      * member's client renews its own member and reports its loss to its {@link LockListener}s;
      * when so many members are lost that no majority is left, this client's listeners are told
      * that the RedLock itself (named {@code redlock[<member names>]}) is lost.

@@ -96,7 +96,7 @@ public final class Bench {
         }
         List<RedisServer> masters = new ArrayList<>();
         try (RedisServer server = RedisServer.start()) {
-            if (options.runs("S4/redlock")) {
+            if (options.runs("S4/redlock") || options.runs("S4/redlock-wan")) {
                 for (int i = 0; i < REDLOCK_MASTERS; i++) {
                     masters.add(RedisServer.start());
                 }

@@ -344,7 +344,17 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * {@link Turn} has one, else goes through Redis: granted to another client's ticket, or free.
      */
     public CompletableFuture<Void> release(long owner) {
-        return new Release(this, owner).run();
+        return new Release(this, owner, false).run();
+    }
+
+    /**
+     * Releases again the hold of {@code owner} whose last {@link #release} failed (its outcome
+     * unknown): sent as a repeat of that call, so that if the first release took effect after
+     * all, the script answers as it did instead of taking off a second hold. Must not be used
+     * once another acquire or release of the owner on this lock has run since.
+     */
+    public CompletableFuture<Void> releaseAgain(long owner) {
+        return new Release(this, owner, true).run();
     }
 
     @Override

@@ -22,11 +22,14 @@ final class Release {
     private final LockEngine engine;
     private final LockClient client;
     private final long owner;
+    private final boolean repeat;
 
-    Release(LockEngine engine, long owner) {
+    /** {@code repeat} when an earlier release of the same hold failed and may have taken effect. */
+    Release(LockEngine engine, long owner, boolean repeat) {
         this.engine = engine;
         this.client = engine.client;
         this.owner = owner;
+        this.repeat = repeat;
     }
 
     /** Fails with IllegalMonitorStateException if {@code owner} holds none. */
@@ -37,7 +40,7 @@ final class Release {
             // The owner was told it held before Redis answered: this release follows that write.
             return hold.pending.thenCompose(ignored -> engine.release(owner));
         }
-        if (hold != null && hold.count == 1 && !hold.lost) {
+        if (hold != null && hold.count == 1 && !hold.lost && !repeat) {
             Turn turn = client.channels().existing(engine.keys().channel());
             CompletableFuture<Void> handedOver = turn == null ? null
                     : turn.handOver(engine, hold, client.replicaSync(), client.budget());
@@ -51,7 +54,7 @@ final class Release {
             hold.releasing.incrementAndGet();
         }
         int held = hold != null ? hold.count : 0;
-        return confirmed(new Request(field, lease, held, client.budget(), false))
+        return confirmed(new Request(field, lease, held, client.budget(), repeat && hold != null))
                 .handle((outcome, error) -> {
                     try {
                         return settle(hold, field, held, outcome, error);

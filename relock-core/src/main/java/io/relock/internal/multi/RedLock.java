@@ -6,11 +6,14 @@ import io.relock.LockListener;
 import io.relock.LockLostEvent;
 import io.relock.RelockException;
 import io.relock.internal.ClientRuntime;
+import io.relock.internal.engine.Hold;
+import io.relock.internal.engine.LockClient;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Futures;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -24,6 +27,10 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Redlock over N independent masters, one member lock (and client) per master. Members are
@@ -31,8 +38,30 @@ import java.util.concurrent.atomic.AtomicInteger;
  * once per position. The lock is acquired when a majority (N/2+1) answered "acquired" and the
  * lease left after the time spent, minus a clock-drift allowance, is still positive. Otherwise
  * every member is released again, including members whose answer arrives late.
+ *
+ * <p><b>Majority, then background.</b> An unlock completes once a majority of members confirmed
+ * the release; a failed acquire reports its failure without waiting for the release of what it
+ * won. The other members' releases finish in the background, retried a bounded number of times
+ * ({@value #RELEASE_RETRIES}) when one fails, after which the member's hold is left to its lease.
+ * A late release can never free another owner's hold: every member release is owner-checked
+ * (it names this owner's field). Nor can it take off a newer hold of the same owner: the
+ * RedLock's operations on one member for one owner run in a <em>lane</em>, one after another,
+ * so an acquire of that owner on a slow member is sent only once the release before it there
+ * (with its retries) has ended. The lanes are kept per client, lock key and owner, whichever
+ * RedLock object started the operation. A slow member does not fall ever further behind an owner
+ * that locks and unlocks quickly: an unlock whose acquire there was not sent yet cancels it.
  */
 public final class RedLock extends CompositeLock {
+
+    /** How many times a member's release that failed is tried again once the unlock is decided. */
+    static final int RELEASE_RETRIES = 3;
+    /** The pause before the first retry of a member's release; it doubles with each retry. */
+    private static final long RELEASE_RETRY_PAUSE_MILLIS = 200;
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedLock.class);
+
+    /** The lanes with an operation under way (see the class comment and {@link #inLane}). */
+    private static final Map<LaneKey, Lane> LANES = new ConcurrentHashMap<>();
 
     private final int quorum;
     private final ClientRuntime home;
@@ -158,8 +187,12 @@ public final class RedLock extends CompositeLock {
             // loaded machine) is not down, and a round decided without it would report trouble.
             long nodeTimeout = members.get(0).client.commandTimeoutMillis();
             for (LockEngine member : members) {
-                member.acquireAsync(owner, 0, leaseMillis)
-                        .whenComplete((attempt, error) -> round.answered(member, attempt, error));
+                inLane(member, owner, new Operation(Kind.ACQUIRE, () -> {
+                    CompletableFuture<LockDriver.Attempt> attempt =
+                            start(() -> member.acquireAsync(owner, 0, leaseMillis));
+                    attempt.whenComplete((answer, error) -> round.answered(member, answer, error));
+                    return attempt;
+                }, () -> round.answered(member, LockDriver.Attempt.fromTtl(-2L), null)));
             }
             timer().newTimeout(t -> round.deadline(), nodeTimeout, TimeUnit.MILLISECONDS);
             if (abandoned) {
@@ -300,8 +333,10 @@ public final class RedLock extends CompositeLock {
             }
         }
 
+        /** The rollback of a member this round won: in the background, retried (see the class comment). */
         private void release(LockEngine member) {
-            member.release(owner).whenComplete((ignored, error) -> { });
+            releaseInBackground(member, owner, Kind.ROLLBACK, CompletableFuture.completedFuture(true), error -> { },
+                    () -> { });
         }
     }
 
@@ -328,43 +363,228 @@ public final class RedLock extends CompositeLock {
     // ---- releasing and asking ---------------------------------------------------------------
 
     /**
-     * Releases every member; fails with {@link IllegalMonitorStateException} when fewer than a
-     * majority were still held (the lock was lost, or never held by this owner).
+     * Releases every member and completes once a majority confirmed it; the other members finish
+     * in the background (see the class comment). Fails, once every member answered, when fewer
+     * than a majority released: with the first member's {@link RelockException} if a member
+     * failed, else with {@link IllegalMonitorStateException} (the lock was lost, or never held by
+     * this owner). Members that failed are retried in the background only after a success.
      */
     @Override
     public CompletionStage<Void> unlockAsync(long ownerThreadId) {
-        List<IllegalMonitorStateException> refusals = new java.util.concurrent.CopyOnWriteArrayList<>();
-        List<CompletableFuture<Boolean>> releases = new ArrayList<>();
+        Unlock unlock = new Unlock(ownerThreadId);
         for (LockEngine member : members) {
-            releases.add(member.release(ownerThreadId).handle((ignored, error) -> {
-                Throwable cause = error == null ? null : Exceptions.unwrap(error);
-                if (cause instanceof IllegalMonitorStateException refusal) {
-                    refusals.add(refusal);
-                    return false;
-                }
-                if (cause != null) {
-                    throw Exceptions.translate("unlock " + member.getName(), cause);
-                }
-                return true;
-            }));
+            CompletableFuture<Boolean> succeeded = unlock.result.handle((ignored, error) -> error == null);
+            releaseInBackground(member, ownerThreadId, Kind.UNLOCK, succeeded, error -> unlock.answered(member, error),
+                    unlock::skipped);
         }
-        return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).handle((ignored, error) -> {
-            long released = releases.stream().filter(release -> !release.isCompletedExceptionally() && release.join())
-                    .count();
-            unwatch(ownerThreadId);
-            if (released >= quorum) {
-                return null;
+        return unlock.result.copy();
+    }
+
+    /** One unlock: the members' first answers, decided as soon as a majority released. */
+    private final class Unlock {
+
+        final CompletableFuture<Void> result = new CompletableFuture<>();
+        private final long owner;
+        private int released; // guarded by this
+        private int answered; // guarded by this
+        private final List<IllegalMonitorStateException> refusals = new ArrayList<>(); // guarded by this
+        private RuntimeException failure; // guarded by this
+
+        Unlock(long owner) {
+            this.owner = owner;
+        }
+
+        /**
+         * A member whose acquire was never sent: nothing to release there, and nothing confirmed
+         * either, so it does not count towards the majority (the acquire won a majority of
+         * members that did answer, and those are released).
+         */
+        void skipped() {
+            answered(null, null, true);
+        }
+
+        /** A member's first release answered: released ({@code error} null), refused, or failed. */
+        void answered(LockEngine member, Throwable error) {
+            answered(member, error, false);
+        }
+
+        private void answered(LockEngine member, Throwable error, boolean skipped) {
+            Throwable cause = error == null ? null : Exceptions.unwrap(error);
+            boolean majority = false; // this answer made the majority
+            boolean all;
+            synchronized (this) {
+                answered++;
+                if (!skipped && cause == null) {
+                    majority = ++released == quorum;
+                } else if (cause instanceof IllegalMonitorStateException refusal) {
+                    refusals.add(refusal);
+                } else if (cause != null && failure == null) {
+                    failure = Exceptions.translate("unlock " + member.getName(), cause);
+                }
+                all = answered == members.size() && released < quorum;
             }
-            if (error != null) {
-                throw Exceptions.translate("unlock " + getName(), error);
+            if (majority) {
+                unwatch(owner);
+                result.complete(null);
+            } else if (all) {
+                unwatch(owner);
+                result.completeExceptionally(refused());
             }
-            IllegalMonitorStateException failure = new IllegalMonitorStateException("cannot unlock " + getName()
-                    + " for owner " + ownerThreadId + ": only " + released + " of " + members.size()
+        }
+
+        private synchronized RuntimeException refused() {
+            if (failure != null) {
+                return Exceptions.translate("unlock " + getName(), failure);
+            }
+            IllegalMonitorStateException refused = new IllegalMonitorStateException("cannot unlock " + getName()
+                    + " for owner " + owner + ": only " + released + " of " + members.size()
                     + " nodes still held it (" + quorum + " needed)"
                     + (refusals.isEmpty() ? "" : "; first refusal: " + refusals.get(0).getMessage()));
-            refusals.forEach(failure::addSuppressed);
-            throw failure;
+            refusals.forEach(refused::addSuppressed);
+            return refused;
+        }
+    }
+
+    // ---- lanes and background releases ------------------------------------------------------
+
+    /** One member's lock on one client, and one owner: the RedLocks' operations there run in turn. */
+    private record LaneKey(LockClient client, String key, long owner) {}
+
+    /** What an operation in a lane does: an acquire, an unlock's release, or the rollback of an acquire. */
+    private enum Kind { ACQUIRE, UNLOCK, ROLLBACK }
+
+    /**
+     * One operation in a lane: {@code start} sends it (its stage completes when the lane may move
+     * on), {@code skip} answers it without sending it (see {@link #inLane}).
+     */
+    private record Operation(Kind kind, Supplier<CompletionStage<?>> start, Runnable skip) {}
+
+    /** The operations waiting behind the one that runs; there is a lane while one runs. Guarded by LANES' compute. */
+    private static final class Lane {
+        final ArrayDeque<Operation> waiting = new ArrayDeque<>();
+    }
+
+    /**
+     * Runs {@code operation} on {@code member} for {@code owner} once the operations started
+     * there before (by any RedLock) have ended, background retries included. An unlock's release
+     * that finds the acquire of the same hold still waiting in the lane (a slow member that fell
+     * behind a quick lock-unlock) answers both without sending either: the acquire as "not
+     * acquired", the release as skipped (not counted as confirmed), which is where Redis stands
+     * without them. So a lane never holds more than one unsent acquire, however fast its owner
+     * locks and unlocks. A rollback never cancels anything: the acquire it undoes has answered.
+     */
+    private static void inLane(LockEngine member, long owner, Operation operation) {
+        LaneKey key = new LaneKey(member.client, member.key(), owner);
+        Operation[] now = new Operation[3]; // [0] to run now; [1] and [2] to skip
+        LANES.compute(key, (ignored, lane) -> {
+            if (lane == null) {
+                now[0] = operation;
+                return new Lane();
+            }
+            Operation last = lane.waiting.peekLast();
+            if (operation.kind() == Kind.UNLOCK && last != null && last.kind() == Kind.ACQUIRE) {
+                lane.waiting.removeLast();
+                now[1] = last;
+                now[2] = operation;
+            } else {
+                lane.waiting.addLast(operation);
+            }
+            return lane;
         });
+        if (now[0] != null) {
+            run(key, now[0]);
+        } else if (now[1] != null) {
+            now[1].skip().run();
+            now[2].skip().run();
+        }
+    }
+
+    private static void run(LaneKey key, Operation operation) {
+        start(operation.start()::get).whenComplete((ignored, error) -> {
+            Operation[] next = new Operation[1];
+            LANES.computeIfPresent(key, (k, lane) -> {
+                next[0] = lane.waiting.pollFirst();
+                return next[0] == null ? null : lane;
+            });
+            if (next[0] != null) {
+                run(key, next[0]);
+            }
+        });
+    }
+
+    /** The stage {@code call} returns, or a failed one if it threw (the client closed, say). */
+    private static <T> CompletableFuture<T> start(Supplier<? extends CompletionStage<T>> call) {
+        try {
+            return call.get().toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Releases {@code owner}'s hold of {@code member} in its lane. The first answer goes to
+     * {@code firstAnswer} (null when released). A release that failed (not a refusal: that one
+     * is final) is tried again, as a repeat, at most {@value #RELEASE_RETRIES} times with growing
+     * pauses, if {@code retry} completes with true; after the last failure the member's hold is
+     * forgotten, so that nobody renews it and it ends with its lease. The lane stays taken until
+     * then, so that no later acquire of the owner there overtakes a release still to come.
+     */
+    private static void releaseInBackground(LockEngine member, long owner, Kind kind, CompletableFuture<Boolean> retry,
+            Consumer<Throwable> firstAnswer, Runnable skipped) {
+        inLane(member, owner, new Operation(kind, () -> {
+            CompletableFuture<Void> lane = new CompletableFuture<>();
+            start(() -> member.release(owner)).whenComplete((ignored, error) -> {
+                firstAnswer.accept(error);
+                if (error == null || Exceptions.unwrap(error) instanceof IllegalMonitorStateException) {
+                    lane.complete(null);
+                } else {
+                    retry.whenComplete((retrying, ignoredError) -> {
+                        if (Boolean.TRUE.equals(retrying)) {
+                            retryRelease(member, owner, 0, Exceptions.unwrap(error), lane);
+                        } else {
+                            lane.complete(null);
+                        }
+                    });
+                }
+            });
+            return lane;
+        }, skipped));
+    }
+
+    private static void retryRelease(LockEngine member, long owner, int retries, Throwable last,
+            CompletableFuture<Void> lane) {
+        if (retries == RELEASE_RETRIES || closed(member)) {
+            Hold hold = member.client.watchdog().get(member, owner);
+            if (hold != null && hold.count <= 1) {
+                member.client.watchdog().forget(hold);
+            }
+            LOG.warn("could not release RedLock member '{}' of owner {} after {} retries ({}); it ends with its lease",
+                    member.getName(), owner, retries, last.toString());
+            lane.complete(null);
+            return;
+        }
+        try {
+            member.client.timer().newTimeout(timeout -> start(() -> member.releaseAgain(owner))
+                    .whenComplete((ignored, error) -> {
+                        if (error == null || Exceptions.unwrap(error) instanceof IllegalMonitorStateException) {
+                            lane.complete(null);
+                        } else {
+                            retryRelease(member, owner, retries + 1, Exceptions.unwrap(error), lane);
+                        }
+                    }), RELEASE_RETRY_PAUSE_MILLIS << retries, TimeUnit.MILLISECONDS);
+        } catch (RuntimeException timerStopped) {
+            // The client closed meanwhile: its holds are given up with it.
+            lane.complete(null);
+        }
+    }
+
+    private static boolean closed(LockEngine member) {
+        try {
+            member.checkOpen();
+            return false;
+        } catch (RuntimeException e) {
+            return true;
+        }
     }
 
     @Override
