@@ -73,7 +73,7 @@ class FencedLockTest extends LockTypeContractTest {
     void aHolderPausedPastItsLeaseHasItsLateWriteRejected() throws Exception {
         try (ChildJvm child = ChildJvm.start(FencedHolderMain.class, server.uri(), "paused",
                 Long.toString(Clients.SHORT_WATCHDOG.toMillis()))) {
-            long childToken = Long.parseLong(child.awaitLine("TOKEN", PROMPTLY).substring(6));
+            long childToken = Long.parseLong(child.awaitLine("TOKEN", LockContractTest.CHILD_START).substring(6));
             child.pause();
             try {
                 FencedLock lock = clients.create().getFencedLock("paused");

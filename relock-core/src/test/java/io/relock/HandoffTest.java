@@ -634,7 +634,7 @@ class HandoffTest extends SingleServerTest {
         int rounds = 300;
         try (ChildJvm child = ChildJvm.start(HandoffLoopMain.class, server.uri(), "ping-pong",
                 Integer.toString(rounds))) {
-            child.awaitLine("READY", PROMPTLY);
+            child.awaitLine("READY", LockContractTest.CHILD_START);
             DistributedLock lock = clients.create().getLock("ping-pong");
             child.send("go");
             for (int i = 0; i < rounds; i++) {

@@ -381,7 +381,8 @@ class ObservabilityTest extends SingleServerTest {
     void theRegistryEntryOfAKilledProcessExpiresAndALiveOneIsKeptAlive() throws Exception {
         try (ChildJvm child = ChildJvm.start(LockHolderMain.class, server.uri(), "crash",
                 Long.toString(Clients.SHORT_WATCHDOG.toMillis()))) {
-            String clientId = child.awaitLine("LOCKED", PROMPTLY).substring("LOCKED ".length()).trim();
+            String clientId = child.awaitLine("LOCKED", LockContractTest.CHILD_START)
+                    .substring("LOCKED ".length()).trim();
             String key = "relock:client:" + clientId;
             long lease = Clients.SHORT_WATCHDOG.toMillis();
             assertThat((Long) server.command("PTTL", key)).isPositive().isLessThanOrEqualTo(lease);

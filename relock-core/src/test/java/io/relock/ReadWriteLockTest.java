@@ -130,7 +130,7 @@ class ReadWriteLockTest extends SingleServerTest {
         lock.readLock().lock(); // a live reader renewed by its watchdog
         try (ChildJvm child = ChildJvm.start(LockHolderMain.class, server.uri(), "crashed-reader",
                 Long.toString(Clients.SHORT_WATCHDOG.toMillis()), "read")) {
-            child.awaitLine("LOCKED", PROMPTLY);
+            child.awaitLine("LOCKED", LockContractTest.CHILD_START);
             assertThat(clients.create().getLockInfo("crashed-reader").holders()).hasSize(2);
             child.kill();
         }
