@@ -12,7 +12,7 @@ import java.util.HexFormat;
  * A Lua script shipped as a resource under {@code io/relock/internal/scripts/}. Its SHA-1 is
  * computed here, so EVALSHA needs no round trip to learn it. Scripts that share Lua functions get
  * the shared file's text (the prelude) put before their own, since a script cannot call another on
- * the server; or in place of their line {@value #PRELUDE_LINE}, so that a fast path above that
+ * the server; or in place of their line {@code --@prelude}, so that a fast path above that
  * line returns before the prelude defines its functions (each run of a script defines them anew).
  *
  * <p>Arguments to {@code redis.call} in the scripts are strings, never Lua numbers: Redis turns a
@@ -45,7 +45,7 @@ public enum Script {
     FAIR_FORCE_RELEASE("fair_force_release", "lock_rule");
 
     /** The line of a script's own text that its prelude replaces. */
-    static final String PRELUDE_LINE = "--@prelude";
+    private static final String PRELUDE_LINE = "--@prelude";
 
     private final String source;
     private final String sha;
