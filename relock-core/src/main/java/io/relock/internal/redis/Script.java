@@ -11,7 +11,12 @@ import java.util.HexFormat;
 /**
  * A Lua script shipped as a resource under {@code io/relock/internal/scripts/}. Its SHA-1 is
  * computed here, so EVALSHA needs no round trip to learn it. Scripts that share Lua functions get
- * the shared file's text put before their own, since a script cannot call another on the server.
+ * the shared file's text (the prelude) put before their own, since a script cannot call another on
+ * the server; or in place of their line {@code --@prelude}, so that a fast path above that
+ * line returns before the prelude defines its functions (each run of a script defines them anew).
+ *
+ * <p>Arguments to {@code redis.call} in the scripts are strings, never Lua numbers: Redis turns a
+ * number into text with {@code snprintf} at every call.
  */
 public enum Script {
     LOCK_ACQUIRE("lock_acquire"),
@@ -39,6 +44,9 @@ public enum Script {
     FAIR_LEAVE("fair_leave"),
     FAIR_FORCE_RELEASE("fair_force_release", "lock_rule");
 
+    /** The line of a script's own text that its prelude replaces. */
+    private static final String PRELUDE_LINE = "--@prelude";
+
     private final String source;
     private final String sha;
     private final String shardedSource;
@@ -48,9 +56,9 @@ public enum Script {
         this(name, null);
     }
 
-    /** A script that uses the functions of {@code prelude}, whose text is put before its own. */
+    /** A script that uses the functions of {@code prelude}, whose text is put before its own or at its prelude line. */
     Script(String name, String prelude) {
-        this.source = prelude == null ? load(name) : load(prelude) + "\n" + load(name);
+        this.source = prelude == null ? load(name) : withPrelude(load(name), load(prelude));
         this.sha = sha1(source);
         // Cluster on Redis 7+: the same script announcing releases with sharded pub/sub.
         this.shardedSource = source.replace("redis.call('publish',", "redis.call('spublish',")
@@ -74,6 +82,15 @@ public enum Script {
     /** The SHA-1 of {@link #source(boolean)}. */
     public String sha(boolean sharded) {
         return sharded ? shardedSha : sha;
+    }
+
+    private static String withPrelude(String own, String prelude) {
+        String line = PRELUDE_LINE + "\n";
+        int at = own.indexOf(line);
+        if (at < 0) {
+            return prelude + "\n" + own;
+        }
+        return own.substring(0, at) + prelude + "\n" + own.substring(at + line.length());
     }
 
     private static String load(String name) {

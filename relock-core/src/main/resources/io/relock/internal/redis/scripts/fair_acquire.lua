@@ -15,11 +15,11 @@ end
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('hincrby', KEYS[1], ARGV[2], '1')
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
-local head = redis.call('lindex', KEYS[2], 0)
+local head = redis.call('lindex', KEYS[2], '0')
 while head do
     local deadline = tonumber(redis.call('zscore', KEYS[3], head))
     if deadline ~= nil and deadline > now then
@@ -27,14 +27,14 @@ while head do
     end
     redis.call('lpop', KEYS[2])
     redis.call('zrem', KEYS[3], head)
-    head = redis.call('lindex', KEYS[2], 0)
+    head = redis.call('lindex', KEYS[2], '0')
 end
 if redis.call('exists', KEYS[1]) == 0 and (head == false or head == ARGV[2]) then
     if head == ARGV[2] then
         redis.call('lpop', KEYS[2])
         redis.call('zrem', KEYS[3], ARGV[2])
     end
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('hincrby', KEYS[1], ARGV[2], '1')
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end

@@ -12,7 +12,7 @@ if layout ~= 'hash' or mode then
 end
 redis.call('del', KEYS[1])
 relock_mark_forced(KEYS[1], holders, ARGV[3])
-local head = redis.call('type', KEYS[2])['ok'] == 'list' and redis.call('lindex', KEYS[2], 0)
+local head = redis.call('type', KEYS[2])['ok'] == 'list' and redis.call('lindex', KEYS[2], '0')
 if relock_is_owner(head, false) then
     redis.call('publish', ARGV[2] .. ':' .. head, ARGV[1])
 end

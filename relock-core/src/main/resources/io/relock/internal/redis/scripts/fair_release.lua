@@ -12,7 +12,7 @@ if ARGV[5] == '' and ARGV[7] == '1' and count == tonumber(ARGV[6]) - 1 then
 end
 if ARGV[5] ~= '' then
     -- An undo also takes the owner out of the queue, wherever the lost attempt left it.
-    redis.call('lrem', KEYS[2], 0, ARGV[3])
+    redis.call('lrem', KEYS[2], '0', ARGV[3])
     redis.call('zrem', KEYS[3], ARGV[3])
     if count ~= tonumber(ARGV[5]) + 1 then
         return -1
@@ -21,14 +21,14 @@ end
 if count == 0 then
     return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+if redis.call('hincrby', KEYS[1], ARGV[3], '-1') > 0 then
     redis.call('pexpire', KEYS[1], ARGV[2])
     return 0
 end
 redis.call('del', KEYS[1])
 local time = redis.call('time')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local head = redis.call('lindex', KEYS[2], 0)
+local head = redis.call('lindex', KEYS[2], '0')
 while head do
     local deadline = tonumber(redis.call('zscore', KEYS[3], head))
     if deadline ~= nil and deadline > now then
@@ -37,6 +37,6 @@ while head do
     end
     redis.call('lpop', KEYS[2])
     redis.call('zrem', KEYS[3], head)
-    head = redis.call('lindex', KEYS[2], 0)
+    head = redis.call('lindex', KEYS[2], '0')
 end
 return 1

@@ -11,18 +11,18 @@ if ARGV[5] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == t
     return {1, tonumber(redis.call('get', KEYS[2]))}
 end
 if redis.call('exists', KEYS[1]) == 0 then
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('hincrby', KEYS[1], ARGV[2], '1')
     redis.call('pexpire', KEYS[1], ARGV[1])
     return {1, redis.call('incr', KEYS[2])}
 end
 if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     if ARGV[4] == '1' then
         -- A hold its client no longer knows of (see lock_acquire.lua): a new hold, with a new token.
-        redis.call('hset', KEYS[1], ARGV[2], 1)
+        redis.call('hset', KEYS[1], ARGV[2], '1')
         redis.call('pexpire', KEYS[1], ARGV[1])
         return {1, redis.call('incr', KEYS[2])}
     end
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('hincrby', KEYS[1], ARGV[2], '1')
     redis.call('pexpire', KEYS[1], ARGV[1])
     return {1, tonumber(redis.call('get', KEYS[2]))}
 end

@@ -1,6 +1,7 @@
--- Grants, prepended to the scripts that can end the last hold of a reentrant lock (release,
--- rollback, leave): Redis scripts cannot call each other. The words (ticket, hand-over, grant,
--- claim, yield, mark) are defined once, in Turn.java.
+-- Grants, put before the scripts that can end the last hold of a reentrant lock (release,
+-- rollback, leave), or where such a script has its '--@prelude' line (see Script.java): Redis
+-- scripts cannot call each other. The words (ticket, hand-over, grant, claim, yield, mark) are
+-- defined once, in Turn.java.
 -- The queue is a sorted set next to the lock: member '<owner field>:<ticket>', one ticket per
 -- waiting acquisition, scored by the server time (ms) after which the entry counts as abandoned, and in
 -- the order the entries came (see lock_acquire.lua).
@@ -22,13 +23,13 @@
 -- The grant lease: how long a granted hold lasts until its waiter claims it (its next attempt,
 -- see lock_acquire.lua): the whole delay a waiter that died while next in line costs. The client
 -- knows it as Acquisition.GRANT_LEASE_MILLIS.
-local RELOCK_GRANT_LEASE_MS = 2000
+local RELOCK_GRANT_LEASE_MS = '2000'
 
 -- How long a yield keeps Relock's attempts off a lock freed for other clients: a woken Redisson
 -- waiter takes it within about a third of that here, even on a loaded machine, and a longer
 -- yield lets Redisson's threads take it many times over while Relock's wait (MixedFleetTest).
 -- If none takes it, Relock's waiters go on after it.
-local RELOCK_YIELD_MS = 1
+local RELOCK_YIELD_MS = '1'
 
 -- How many clients listen on `channel` that are not Relock clients.
 local function relock_others_listening(channel)
@@ -36,12 +37,20 @@ local function relock_others_listening(channel)
     return counts[2] - counts[4]
 end
 
+-- Gives clients other than Relock's that listen on `channel` a yield (see above), after a
+-- release they heard.
+local function relock_yield_to_others(channel, yield)
+    if relock_others_listening(channel) > 0 then
+        redis.call('set', yield, '1', 'px', RELOCK_YIELD_MS)
+    end
+end
+
 -- Deletes `key` and announces `message`; if clients other than Relock's heard it, they get a
--- yield (see above). An announcement nobody hears costs nothing more.
+-- yield. An announcement nobody hears costs nothing more.
 local function relock_free(key, channel, yield, message)
     redis.call('del', key)
-    if redis.call('publish', channel, message) > 0 and relock_others_listening(channel) > 0 then
-        redis.call('set', yield, 1, 'px', RELOCK_YIELD_MS)
+    if redis.call('publish', channel, message) > 0 then
+        relock_yield_to_others(channel, yield)
     end
 end
 
@@ -62,11 +71,11 @@ local function relock_pass_on(key, channel, queue, yield, releaser, message)
     if relock_others_listening(channel) > 0 then
         redis.call('del', key)
         redis.call('publish', channel, message)
-        redis.call('set', yield, 1, 'px', RELOCK_YIELD_MS)
+        redis.call('set', yield, '1', 'px', RELOCK_YIELD_MS)
         return
     end
     while true do
-        local first = redis.call('zrange', queue, 0, 0)
+        local first = redis.call('zrange', queue, '0', '0')
         if #first == 0 then
             break
         end
@@ -79,9 +88,9 @@ local function relock_pass_on(key, channel, queue, yield, releaser, message)
         if field ~= releaser then
             redis.call('del', key)
             if redis.call('zcard', queue) > 0 then
-                redis.call('hset', key, field, 1, 'relock:granted', ticket, 'relock:queued', 1)
+                redis.call('hset', key, field, '1', 'relock:granted', ticket, 'relock:queued', '1')
             else
-                redis.call('hset', key, field, 1, 'relock:granted', ticket)
+                redis.call('hset', key, field, '1', 'relock:granted', ticket)
             end
             redis.call('pexpire', key, RELOCK_GRANT_LEASE_MS)
             redis.call('publish', channel, ticket)
@@ -96,7 +105,7 @@ end
 -- the last hold of the lock gone, it is granted to the next ticket or released.
 local function relock_drop_hold(key, channel, queue, yield, field, count, message)
     if count > 1 then
-        redis.call('hincrby', key, field, -1)
+        redis.call('hincrby', key, field, '-1')
         return
     end
     redis.call('hdel', key, field)

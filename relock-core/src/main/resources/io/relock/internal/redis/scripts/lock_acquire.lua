@@ -20,7 +20,7 @@ if ARGV[7] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == t
 end
 -- One EXISTS tells the common case, a free lock with nothing around it, from the others.
 if redis.call('exists', KEYS[1], KEYS[2], KEYS[3]) == 0 then
-    redis.call('hincrby', KEYS[1], ARGV[2], 1)
+    redis.call('hincrby', KEYS[1], ARGV[2], '1')
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
@@ -38,9 +38,9 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
         -- A hold its client no longer knows of (a failover lost its release, or an undo never
         -- arrived): this is a new hold, not a re-entry on top of it, or every later release
         -- would leave one behind and the lock would never be free again.
-        redis.call('hset', KEYS[1], ARGV[2], 1)
+        redis.call('hset', KEYS[1], ARGV[2], '1')
     else
-        redis.call('hincrby', KEYS[1], ARGV[2], 1)
+        redis.call('hincrby', KEYS[1], ARGV[2], '1')
     end
     redis.call('pexpire', KEYS[1], ARGV[1])
     if ARGV[5] ~= '0' then
@@ -54,13 +54,13 @@ else
     if ttl < 0 then
         -- Free, with Relock waiters queued (another library's release, or a yield that passed):
         -- take it, and note the queue so that the release hands the lock on to them.
-        redis.call('hincrby', KEYS[1], ARGV[2], 1)
+        redis.call('hincrby', KEYS[1], ARGV[2], '1')
         redis.call('pexpire', KEYS[1], ARGV[1])
         if ARGV[5] ~= '0' then
             redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
         end
         if redis.call('zcard', KEYS[2]) > 0 then
-            redis.call('hset', KEYS[1], 'relock:queued', 1)
+            redis.call('hset', KEYS[1], 'relock:queued', '1')
         end
         return nil
     end
@@ -80,7 +80,7 @@ if ARGV[4] ~= '0' then
     local time = redis.call('time')
     local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
     local deadline = now + math.max(ttl, 0) + 5000
-    local last = redis.call('zrange', KEYS[2], -1, -1, 'withscores')
+    local last = redis.call('zrange', KEYS[2], '-1', '-1', 'withscores')
     if #last > 0 and tonumber(last[2]) >= deadline then
         deadline = tonumber(last[2]) + 1
     end
@@ -89,7 +89,7 @@ if ARGV[4] ~= '0' then
         redis.call('pexpire', KEYS[2], deadline - now)
     end
     if held then
-        redis.call('hset', KEYS[1], 'relock:queued', 1)
+        redis.call('hset', KEYS[1], 'relock:queued', '1')
     end
 end
 return ttl

@@ -25,7 +25,7 @@ if count ~= 1 then
     return -1
 end
 redis.call('hdel', KEYS[1], ARGV[1])
-redis.call('hset', KEYS[1], ARGV[2], 1)
+redis.call('hset', KEYS[1], ARGV[2], '1')
 redis.call('pexpire', KEYS[1], ARGV[3])
 if ARGV[4] ~= '0' then
     redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[4])

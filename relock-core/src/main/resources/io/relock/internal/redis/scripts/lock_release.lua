@@ -4,8 +4,10 @@
 -- ARGV[5] '1' when this call may repeat one that already took effect.
 -- Returns nil when the caller is not a holder, 0 when still held (count decremented),
 -- 1 when released (granted to the next ticket, or deleted with waiters notified).
--- The note of queued waiters comes with the owner's count, so an uncontended release costs no
--- command more than one without a queue.
+-- The uncontended release runs 3 commands (HMGET, DEL, PUBLISH), all above the grant functions
+-- (grant.lua, put at the '--@prelude' line), so it does not even define them: the note of queued
+-- waiters comes with the owner's count, and a last hold is not counted down, because every
+-- path that ends it deletes the key (freed, granted anew, or yielded).
 local held = redis.call('hmget', KEYS[1], ARGV[3], 'relock:queued')
 local count = tonumber(held[1] or '0')
 if ARGV[5] == '1' and count == tonumber(ARGV[4]) - 1 then
@@ -15,13 +17,22 @@ end
 if count == 0 then
     return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+if count > 1 then
+    redis.call('hincrby', KEYS[1], ARGV[3], '-1')
     redis.call('pexpire', KEYS[1], ARGV[2])
     return 0
 end
+if not held[2] then
+    -- No waiter ever queued: free it; only a release somebody heard may owe a yield.
+    redis.call('del', KEYS[1])
+    if redis.call('publish', KEYS[2], ARGV[1]) == 0 then
+        return 1
+    end
+end
+--@prelude
 if held[2] then
     relock_pass_on(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], ARGV[1])
 else
-    relock_free(KEYS[1], KEYS[2], KEYS[4], ARGV[1])
+    relock_yield_to_others(KEYS[2], KEYS[4])
 end
 return 1

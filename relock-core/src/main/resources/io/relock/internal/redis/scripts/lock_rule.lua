@@ -82,11 +82,11 @@ end
 
 -- Whether `queue` and `deadlines` are a fair lock's waiter queue (either suffices).
 local function relock_is_fair_queue(queue, deadlines)
-    if redis.call('type', queue)['ok'] == 'list' and relock_is_owner(redis.call('lindex', queue, 0), false) then
+    if redis.call('type', queue)['ok'] == 'list' and relock_is_owner(redis.call('lindex', queue, '0'), false) then
         return true
     end
     return redis.call('type', deadlines)['ok'] == 'zset'
-        and relock_is_owner(redis.call('zrange', deadlines, 0, 0)[1], false)
+        and relock_is_owner(redis.call('zrange', deadlines, '0', '0')[1], false)
 end
 
 -- Whether `key` is a fenced lock's token.

@@ -12,14 +12,14 @@ if ARGV[5] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == t
 end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-    redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], 1)
-    redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1])
+    redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], '1')
+    redis.call('set', KEYS[2] .. ':1', '1', 'px', ARGV[1])
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
 if mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then
-    local count = redis.call('hincrby', KEYS[1], ARGV[2], 1)
-    redis.call('set', KEYS[2] .. ':' .. count, 1, 'px', ARGV[1])
+    local count = redis.call('hincrby', KEYS[1], ARGV[2], '1')
+    redis.call('set', KEYS[2] .. ':' .. count, '1', 'px', ARGV[1])
     redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
     return nil
 end

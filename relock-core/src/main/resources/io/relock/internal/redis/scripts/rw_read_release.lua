@@ -16,7 +16,7 @@ end
 if count == 0 then
     return nil
 end
-count = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+count = redis.call('hincrby', KEYS[1], ARGV[2], '-1')
 if count == 0 then
     redis.call('hdel', KEYS[1], ARGV[2])
 end

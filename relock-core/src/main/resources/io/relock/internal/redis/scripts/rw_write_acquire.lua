@@ -11,16 +11,16 @@ if ARGV[6] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == t
 end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-    redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
+    redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], '1')
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
     if ARGV[5] == '1' then
         -- A write hold its client no longer knows of (see lock_acquire.lua): a new hold.
-        redis.call('hset', KEYS[1], ARGV[2], 1)
+        redis.call('hset', KEYS[1], ARGV[2], '1')
     else
-        redis.call('hincrby', KEYS[1], ARGV[2], 1)
+        redis.call('hincrby', KEYS[1], ARGV[2], '1')
     end
     redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
     return nil

@@ -17,7 +17,7 @@ end
 if count == 0 or redis.call('hget', KEYS[1], 'mode') ~= 'write' then
     return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+if redis.call('hincrby', KEYS[1], ARGV[3], '-1') > 0 then
     redis.call('pexpire', KEYS[1], ARGV[2])
     return 0
 end
