@@ -119,7 +119,8 @@ final class RechargeRace implements Scenario {
     @Override
     public void run(Report.Section section) throws Exception {
         section.figure("service instances", INSTANCES + " Spring contexts, each with its own Relock client,"
-                + " connection pool and transaction manager");
+                + " connection pool and transaction manager" + (database.reactive()
+                        ? " (and for run 4 its R2DBC connections and reactive transaction manager)" : ""));
         section.figure("each round", "a new order of " + AMOUNT + " into a new account at balance 0; " + RETRIES
                 + " retries released together, retry i on instance i mod " + INSTANCES);
         section.figure("transactions", "READ COMMITTED; the service reads the status, then credits and marks paid");
