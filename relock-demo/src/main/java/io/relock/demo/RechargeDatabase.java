@@ -2,6 +2,10 @@ package io.relock.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.r2dbc.h2.H2ConnectionConfiguration;
+import io.r2dbc.h2.H2ConnectionFactory;
+import io.r2dbc.h2.H2ConnectionOption;
+import io.r2dbc.spi.ConnectionFactory;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
@@ -20,8 +24,10 @@ import org.springframework.jdbc.datasource.DriverManagerDataSource;
  *
  * <p>By default an H2 database in this JVM's memory, which the service instances (Spring
  * contexts in this JVM) share, and which an H2 TCP server on loopback serves to the fencing
- * scenario's child JVM; {@link #close()} ends both. Or the user's PostgreSQL or MariaDB (given
- * with {@code --jdbc}), where the run touches only its own tables.
+ * scenario's child JVM; {@link #close()} ends both. The reactive run of scenario 2a reaches the
+ * same in-memory database through R2DBC ({@link #newReactiveConnections}): r2dbc-h2 opens it in
+ * this JVM by its name. Or the user's PostgreSQL or MariaDB (given with {@code --jdbc}), where
+ * the run touches only its own tables, and which the demo reaches through JDBC only.
  *
  * <p>Nothing here makes a recharge idempotent: the orders table has no constraint that would
  * refuse a second payment; only a lock, or a fencing token, does that.
@@ -35,12 +41,18 @@ final class RechargeDatabase implements AutoCloseable {
      */
     static final Duration H2_COMMIT_LATENCY = Duration.ofMillis(5);
 
+    /** The demo's own H2: its admin user (no password), and how long a statement waits for a row lock. */
+    private static final String H2_USER = "sa";
+    private static final int H2_LOCK_TIMEOUT_MILLIS = 10_000;
+
     /** Where the database comes from, for the report. */
     private final String origin;
     private final String jdbcUrl;
     private final String remoteJdbcUrl;
     private final String user;
     private final String password;
+    /** The demo's own H2's in-memory name; {@code null} for a user's database. */
+    private final String h2Name;
     private final Tables tables;
     private final Duration commitLatency;
     private final Server tcpServer;
@@ -57,12 +69,13 @@ final class RechargeDatabase implements AutoCloseable {
     }
 
     private RechargeDatabase(String origin, String jdbcUrl, String remoteJdbcUrl, String user, String password,
-            Tables tables, Duration commitLatency, Server tcpServer) {
+            String h2Name, Tables tables, Duration commitLatency, Server tcpServer) {
         this.origin = origin;
         this.jdbcUrl = jdbcUrl;
         this.remoteJdbcUrl = remoteJdbcUrl;
         this.user = user;
         this.password = password;
+        this.h2Name = h2Name;
         this.tables = tables;
         this.commitLatency = commitLatency;
         this.tcpServer = tcpServer;
@@ -92,7 +105,7 @@ final class RechargeDatabase implements AutoCloseable {
         } else {
             String url = commandLine.jdbcUrl();
             database = new RechargeDatabase("at " + CommandLine.redactJdbc(url) + " (given with --jdbc)", url, url,
-                    commandLine.jdbcUser(), commandLine.jdbcPassword(), tables, Duration.ZERO, null);
+                    commandLine.jdbcUser(), commandLine.jdbcPassword(), null, tables, Duration.ZERO, null);
         }
         try {
             database.createTables();
@@ -110,7 +123,7 @@ final class RechargeDatabase implements AutoCloseable {
     private static RechargeDatabase ownH2(String runId, Tables tables) {
         // DB_CLOSE_DELAY=-1: the database lives until the run drops it, between connections too.
         String name = "relock-demo-" + runId;
-        String url = "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000";
+        String url = "jdbc:h2:mem:" + name + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=" + H2_LOCK_TIMEOUT_MILLIS;
         Server tcpServer;
         try {
             // Port 0: a free one. Without -tcpAllowOthers H2 accepts connections from this machine only.
@@ -118,10 +131,11 @@ final class RechargeDatabase implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException("cannot start an H2 TCP server for the fencing scenario's child JVM", e);
         }
-        String remoteUrl = "jdbc:h2:tcp://127.0.0.1:" + tcpServer.getPort() + "/mem:" + name + ";LOCK_TIMEOUT=10000";
+        String remoteUrl = "jdbc:h2:tcp://127.0.0.1:" + tcpServer.getPort() + "/mem:" + name
+                + ";LOCK_TIMEOUT=" + H2_LOCK_TIMEOUT_MILLIS;
         try {
             return new RechargeDatabase("in this JVM's memory, served to child JVMs on 127.0.0.1:" + tcpServer.getPort()
-                    + "; gone at the end", url, remoteUrl, "sa", "", tables, H2_COMMIT_LATENCY, tcpServer);
+                    + "; gone at the end", url, remoteUrl, H2_USER, "", name, tables, H2_COMMIT_LATENCY, tcpServer);
         } catch (RuntimeException e) {
             tcpServer.stop();
             throw e;
@@ -143,6 +157,11 @@ final class RechargeDatabase implements AutoCloseable {
     /** The database's product and version, and where it is, for the report. */
     String description() {
         return product + " " + origin;
+    }
+
+    /** The database's product and version, for the report. */
+    String product() {
+        return product;
     }
 
     /** The run's table names. */
@@ -185,6 +204,32 @@ final class RechargeDatabase implements AutoCloseable {
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(0);
         return new HikariDataSource(config);
+    }
+
+    /**
+     * Whether the reactive run can reach this database through R2DBC: only the demo's own H2,
+     * whose R2DBC driver the demo carries; not a user's PostgreSQL or MariaDB.
+     */
+    boolean reactive() {
+        return h2Name != null;
+    }
+
+    /**
+     * R2DBC connections to the demo's own H2, for one service instance: the same in-memory
+     * database (same name, same user) as the JDBC pools, so the two see each other's rows.
+     * H2 in memory needs no pool: each connection is a session of the engine in this JVM.
+     *
+     * @throws IllegalStateException if the database is a user's ({@link #reactive()} is false)
+     */
+    ConnectionFactory newReactiveConnections() {
+        if (h2Name == null) {
+            throw new IllegalStateException("R2DBC reaches only the demo's own H2, not " + origin);
+        }
+        return new H2ConnectionFactory(H2ConnectionConfiguration.builder().inMemory(h2Name)
+                .username(H2_USER).password("")
+                .property(H2ConnectionOption.DB_CLOSE_DELAY, "-1")
+                .property("LOCK_TIMEOUT", String.valueOf(H2_LOCK_TIMEOUT_MILLIS))
+                .build());
     }
 
     /** Adds an unpaid order into a new account at balance 0. */

@@ -1,6 +1,7 @@
 package io.relock.demo;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.r2dbc.spi.ConnectionFactory;
 import io.relock.Relock;
 import io.relock.spring.RelockAutoConfiguration;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.r2dbc.core.DatabaseClient;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 
 /**
@@ -20,7 +22,9 @@ import org.springframework.transaction.annotation.EnableTransactionManagement;
  * context of its own, with its own Relock client (from Spring Boot's Redis settings, through
  * Relock's auto-configuration), its own connection pool and transaction manager, all on the
  * same Redis and the same database. They run in the demo's JVM only to keep the demo one
- * command; they share nothing but Redis and the database.
+ * command; they share nothing but Redis and the database. On the demo's own H2 each instance
+ * also runs the reactive service, on R2DBC connections and a reactive transaction manager of
+ * its own.
  */
 final class ServiceInstances implements AutoCloseable {
 
@@ -61,6 +65,9 @@ final class ServiceInstances implements AutoCloseable {
                 "relock.key-prefix", redis.keyPrefix())));
         context.registerBean(Settings.class, () -> new Settings(name, database));
         context.register(Application.class);
+        if (database.reactive()) {
+            context.register(ReactiveApplication.class);
+        }
         context.refresh();
         return context;
     }
@@ -73,6 +80,20 @@ final class ServiceInstances implements AutoCloseable {
     /** The service of instance {@code index} (from 0), through its Spring proxies. */
     RechargeService service(int index) {
         return contexts.get(index).getBean(RechargeService.class);
+    }
+
+    /**
+     * The reactive service of instance {@code index} (from 0), through its Spring proxies.
+     *
+     * @throws IllegalStateException if the database has no reactive service ({@link RechargeDatabase#reactive()})
+     */
+    ReactiveRechargeService reactiveService(int index) {
+        AnnotationConfigApplicationContext context = contexts.get(index);
+        if (!context.containsBean("reactiveRechargeService")) {
+            throw new IllegalStateException("no reactive service on " + context.getDisplayName()
+                    + ": R2DBC reaches only the demo's own H2");
+        }
+        return context.getBean(ReactiveRechargeService.class);
     }
 
     /** Closes every instance: its Relock client, its pool. */
@@ -119,6 +140,31 @@ final class ServiceInstances implements AutoCloseable {
         @Bean
         RechargeService rechargeService(HikariDataSource dataSource, Relock relock, Settings settings) {
             return new RechargeService(new JdbcTemplate(dataSource), relock, settings.database().tables());
+        }
+    }
+
+    /**
+     * The reactive part of an instance, on the demo's own H2: what a WebFlux application with
+     * Relock's starter, relock-reactor and Spring R2DBC would configure. Its transaction manager
+     * is no default candidate, so that the JDBC methods' plain {@code @Transactional} keeps
+     * finding the JDBC one; the reactive method names it.
+     */
+    @Configuration(proxyBeanMethods = false)
+    static class ReactiveApplication {
+
+        @Bean
+        ConnectionFactory reactiveConnections(Settings settings) {
+            return settings.database().newReactiveConnections();
+        }
+
+        @Bean(name = ReactiveRechargeService.TRANSACTION_MANAGER, defaultCandidate = false)
+        ReactiveCommitLatency reactiveTransactionManager(ConnectionFactory reactiveConnections, Settings settings) {
+            return new ReactiveCommitLatency(reactiveConnections, settings.database().commitLatency());
+        }
+
+        @Bean
+        ReactiveRechargeService reactiveRechargeService(ConnectionFactory reactiveConnections, Settings settings) {
+            return new ReactiveRechargeService(DatabaseClient.create(reactiveConnections), settings.database().tables());
         }
     }
 }
