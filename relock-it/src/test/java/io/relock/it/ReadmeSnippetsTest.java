@@ -33,6 +33,7 @@ class ReadmeSnippetsTest {
             "testkit-example", "micrometer-dependency", "micrometer-code", "micrometer-shutdown",
             "starter-dependency", "recharge-service", "scheduled-job", "spring-integration-dependency", "spring-integration-bean",
             "reactor-dependency", "reactor-imports", "reactor-code",
+            "reactor-starter-dependency", "reactive-recharge-service",
             "kotlin-dependency", "kotlin-imports", "kotlin-code");
 
     private static final Pattern TAG = Pattern.compile("tag::([a-z0-9-]+)\\[\\]");
