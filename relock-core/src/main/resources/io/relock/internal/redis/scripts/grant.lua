@@ -67,15 +67,18 @@ end
 local function relock_pass_on(key, channel, queue, yield, releaser, message)
     local time = redis.call('time')
     local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-    redis.call('zremrangebyscore', queue, '-inf', now)
     if relock_others_listening(channel) > 0 then
+        redis.call('zremrangebyscore', queue, '-inf', now)
         redis.call('del', key)
         redis.call('publish', channel, message)
         redis.call('set', yield, '1', 'px', RELOCK_YIELD_MS)
         return
     end
+    -- The entries come in the order of their scores (see lock_acquire.lua), so the abandoned
+    -- ones are the first: each is taken off as it comes (ZPOPMIN would save a command per
+    -- grant, but is one more for the ACL of Relock's users, see the README).
     while true do
-        local first = redis.call('zrange', queue, '0', '0')
+        local first = redis.call('zrange', queue, '0', '0', 'withscores')
         if #first == 0 then
             break
         end
@@ -84,8 +87,9 @@ local function relock_pass_on(key, channel, queue, yield, releaser, message)
         local cut = string.find(member, ':[^:]*$')
         local field = string.sub(member, 1, cut - 1)
         local ticket = string.sub(member, cut + 1)
-        -- The releaser's own entry is stale (it acquired meanwhile): never hand it back.
-        if field ~= releaser then
+        -- An abandoned entry goes. The releaser's own entry is stale (it acquired meanwhile):
+        -- never hand it back.
+        if tonumber(first[2]) > now and field ~= releaser then
             redis.call('del', key)
             if redis.call('zcard', queue) > 0 then
                 redis.call('hset', key, field, '1', 'relock:granted', ticket, 'relock:queued', '1')

@@ -18,16 +18,21 @@ if ARGV[7] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == t
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
--- One EXISTS tells the common case, a free lock with nothing around it, from the others.
-if redis.call('exists', KEYS[1], KEYS[2], KEYS[3]) == 0 then
+-- One EXISTS tells the common case, a free lock with nothing around it, from the others. An
+-- attempt that queues or has queued comes after one that found the lock busy and expects it
+-- busy (or granted to it) still: it skips the EXISTS; a free lock then takes the path below
+-- for a free lock with Relock waiters queued, which ends the same.
+if ARGV[4] == '0' and ARGV[5] == '0' and redis.call('exists', KEYS[1], KEYS[2], KEYS[3]) == 0 then
     redis.call('hincrby', KEYS[1], ARGV[2], '1')
     redis.call('pexpire', KEYS[1], ARGV[1])
     return nil
 end
 local ttl
 local held = true
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-    if ARGV[5] ~= '0' and redis.call('hget', KEYS[1], 'relock:granted') == ARGV[5] then
+-- The owner's count, the granted ticket and the note of queued waiters, in one read.
+local fields = redis.call('hmget', KEYS[1], ARGV[2], 'relock:granted', 'relock:queued')
+if fields[1] then
+    if ARGV[5] ~= '0' and fields[2] == ARGV[5] then
         -- A release granted the lock to this waiter before this call arrived: the claim. The
         -- grant is the hold (count 1), not a re-entry on top of it; the lease becomes the caller's.
         redis.call('hdel', KEYS[1], 'relock:granted')
@@ -47,9 +52,10 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
         redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
     end
     return nil
-elseif redis.call('exists', KEYS[1]) == 1 then
-    ttl = redis.call('pttl', KEYS[1])
-else
+end
+-- PTTL tells a missing key (-2) from a held one (-1 without expiry).
+ttl = redis.call('pttl', KEYS[1])
+if ttl == -2 then
     ttl = redis.call('pttl', KEYS[3])
     if ttl < 0 then
         -- Free, with Relock waiters queued (another library's release, or a yield that passed):
@@ -85,10 +91,10 @@ if ARGV[4] ~= '0' then
         deadline = tonumber(last[2]) + 1
     end
     redis.call('zadd', KEYS[2], deadline, ARGV[2] .. ':' .. ARGV[4])
-    if redis.call('pttl', KEYS[2]) < deadline - now then
-        redis.call('pexpire', KEYS[2], deadline - now)
-    end
-    if held then
+    -- This entry's deadline is the latest of the queue's (see above): the queue lives as long
+    -- as it, and no live entry goes with the key before its own deadline.
+    redis.call('pexpire', KEYS[2], deadline - now)
+    if held and not fields[3] then
         redis.call('hset', KEYS[1], 'relock:queued', '1')
     end
 end
