@@ -76,9 +76,10 @@ local function relock_pass_on(key, channel, queue, yield, releaser, message)
     end
     -- The entries come in the order of their scores (see lock_acquire.lua), so the abandoned
     -- ones are the first: each is taken off as it comes (ZPOPMIN would save a command per
-    -- grant, but is one more for the ACL of Relock's users, see the README).
+    -- grant, but is one more for the ACL of Relock's users, see the README). The first two
+    -- entries are read at once: whether a second one follows tells if a waiter stays queued.
     while true do
-        local first = redis.call('zrange', queue, '0', '0', 'withscores')
+        local first = redis.call('zrange', queue, '0', '1', 'withscores')
         if #first == 0 then
             break
         end
@@ -91,7 +92,7 @@ local function relock_pass_on(key, channel, queue, yield, releaser, message)
         -- never hand it back.
         if tonumber(first[2]) > now and field ~= releaser then
             redis.call('del', key)
-            if redis.call('zcard', queue) > 0 then
+            if #first > 2 then
                 redis.call('hset', key, field, '1', 'relock:granted', ticket, 'relock:queued', '1')
             else
                 redis.call('hset', key, field, '1', 'relock:granted', ticket)
