@@ -18,6 +18,8 @@ enum Metric {
     WAIT_MAX_MS("wait max ms", 1, Better.LOWER),
     HANDOFF_P50_US("hand-off p50 µs", 1, Better.LOWER),
     HANDOFF_P99_US("hand-off p99 µs", 1, Better.LOWER),
+    /** S3's {@code w1cr}: the share of acquisitions that went to another participant. */
+    HANDOFF_SHARE("hand-offs/acquisition", 2, Better.NEITHER),
     ROUND_TRIPS_PER_OP("round trips/op", 2, Better.LOWER),
     COMMANDS_PER_OP("Redis commands/op", 2, Better.LOWER),
     JVM_CPU_US_PER_OP("client CPU µs/op", 1, Better.LOWER),

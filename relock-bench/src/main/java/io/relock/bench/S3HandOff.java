@@ -4,9 +4,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * S3, hand-off: one holder and 1 or 8 waiters blocked in {@code lock()} on one name. The holder
@@ -25,14 +29,39 @@ import java.util.concurrent.locks.LockSupport;
  *       client: every hand-off crosses processes. Both JVMs read one clock (checked at start),
  *       and client CPU is the sum of both.</li>
  * </ul>
+ * Two variants of {@code w1c} (issue 25), read against the same peers:
+ * <ul>
+ *   <li>{@code w1c5}: each hold lasts 5 ± 1 ms (uniformly random from {@value #LONG_HOLD_MIN_MILLIS}
+ *       to {@value #LONG_HOLD_MAX_MILLIS} ms), and the holder releases only once every other
+ *       participant is inside {@code lock()}: it announced the call (a volatile field set just
+ *       before it) and its thread is parked ({@link Thread.State#WAITING} or
+ *       {@link Thread.State#TIMED_WAITING}). No release can then go to a waiter that has not yet
+ *       asked;</li>
+ *   <li>{@code w1cr}: the releaser asks again at once ({@code lock()} right after its
+ *       {@code unlock()}), so the waiter competes with a participant re-queueing, not with an
+ *       idle one. A lock may then go back to the releaser: that is an acquisition but no
+ *       hand-off (no latency recorded), and the case reports acquisitions/s, hand-offs/s and
+ *       the share of acquisitions that were hand-offs.</li>
+ * </ul>
  */
 final class S3HandOff implements Scenario {
 
     static final long HOLD_MILLIS = 2;
+    static final long LONG_HOLD_MIN_MILLIS = 4;
+    static final long LONG_HOLD_MAX_MILLIS = 6;
     static final String LOCK_NAME = "bench:s3:handoff";
 
     /** How long a participant that took the lock waits for the release before it to be noted. */
     private static final long NOTE_TIMEOUT_NANOS = Load.SETTLE_TIMEOUT.toNanos();
+
+    /**
+     * How often a holder that is due to release looks again whether the waiters are inside
+     * {@code lock()} ({@code w1c5}); a waiter normally got there during the hold, so this is
+     * rarely needed, and a check costs a {@code getState()}.
+     */
+    private static final long INSIDE_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+
+    private static final Pattern CASE = Pattern.compile("S3/w(\\d+)([cj]?)(5?)(r?)");
 
     /** Where the participants of a case live. */
     enum Placement {
@@ -51,6 +80,54 @@ final class S3HandOff implements Scenario {
         }
     }
 
+    /**
+     * A case's shape, from its id: {@code w<waiters>[c|j][5][r]}.
+     *
+     * @param longHolds holds of 4 to 6 ms, released once every waiter is inside {@code lock()} ({@code 5})
+     * @param reasks the releaser calls {@code lock()} again right after {@code unlock()} ({@code r})
+     */
+    record Shape(int waiters, Placement placement, boolean longHolds, boolean reasks) {
+
+        /** @throws IllegalArgumentException for an id that is not an S3 case, or a shape the relay cannot run */
+        static Shape of(String caseId) {
+            Matcher matcher = CASE.matcher(caseId);
+            if (!matcher.matches()) {
+                throw new IllegalArgumentException("not an S3 case: " + caseId);
+            }
+            Placement placement = Placement.SAME_CLIENT;
+            for (Placement candidate : Placement.values()) {
+                if (candidate.suffix.equals(matcher.group(2))) {
+                    placement = candidate;
+                }
+            }
+            Shape shape = new Shape(Integer.parseInt(matcher.group(1)), placement, !matcher.group(3).isEmpty(),
+                    !matcher.group(4).isEmpty());
+            if (placement == Placement.OTHER_JVM && (shape.waiters != 1 || shape.longHolds)) {
+                // Whether a thread of another JVM is parked in lock() cannot be seen from here.
+                throw new IllegalArgumentException("a waiter in another JVM is one waiter, with 2 ms holds: " + caseId);
+            }
+            return shape;
+        }
+
+        /** The case's title after "S3 hand-off, ". */
+        String text() {
+            String where = switch (placement) {
+                case SAME_CLIENT -> ", same client";
+                case OWN_CLIENTS -> waiters == 1 ? " on another client" : " on " + waiters + " other clients";
+                case OTHER_JVM -> " in another JVM";
+            };
+            return waiters + (waiters == 1 ? " waiter" : " waiters") + where
+                    + (longHolds ? ", holds of 5 ± 1 ms released once the waiter is in lock()" : "")
+                    + (reasks ? ", the releaser asks again at once" : "");
+        }
+
+        /** One hold, in nanoseconds: {@value S3HandOff#HOLD_MILLIS} ms, or uniformly 4 to 6 ms for long holds. */
+        long holdNanos() {
+            return longHolds ? ThreadLocalRandom.current().nextLong(TimeUnit.MILLISECONDS.toNanos(LONG_HOLD_MIN_MILLIS),
+                    TimeUnit.MILLISECONDS.toNanos(LONG_HOLD_MAX_MILLIS) + 1) : TimeUnit.MILLISECONDS.toNanos(HOLD_MILLIS);
+        }
+    }
+
     /** One party of the relay: its own {@code lock()} and {@code unlock()} on the relay's name. */
     interface Participant {
 
@@ -59,6 +136,15 @@ final class S3HandOff implements Scenario {
 
         /** Notes {@link System#nanoTime()}, then calls {@code unlock()}; returns the noted time. */
         long release() throws Exception;
+
+        /**
+         * Whether the participant is parked inside {@code lock()} right now.
+         *
+         * @throws UnsupportedOperationException where this cannot be seen (a participant in another JVM)
+         */
+        default boolean insideLock() {
+            throw new UnsupportedOperationException("cannot see whether " + this + " is inside lock()");
+        }
     }
 
     @Override
@@ -71,18 +157,19 @@ final class S3HandOff implements Scenario {
         return "hand-off: unlock() to the next waiter's lock() return";
     }
 
-    /** All five, quick or not: each carries a goal, and S3's phases are short. */
+    /** All seven, quick or not: each but {@code w1cr} carries a goal, and S3's phases are short. */
     @Override
     public List<String> cases(boolean quick) {
-        return List.of("S3/w1", "S3/w8", "S3/w1c", "S3/w8c", "S3/w1j");
+        return List.of("S3/w1", "S3/w8", "S3/w1c", "S3/w1c5", "S3/w1cr", "S3/w8c", "S3/w1j");
     }
 
     /**
      * Every case of S3 runs half the run's warm-up and window (1 s and 2.5 s by default), to keep
-     * the whole run near 12 minutes with five cases and three libraries: a hand-off takes at
+     * the whole run near 18 minutes with seven cases and three libraries: a hand-off takes at
      * least the {@value #HOLD_MILLIS} ms hold, so it runs at about 400 per second whatever the
-     * library, and 2.5 s still give about a thousand hand-offs for the percentiles. All cases
-     * alike, as they are read against each other (same client, other client, other JVM).
+     * library (about 180 with {@code w1c5}'s 5 ms holds), and 2.5 s still give about a thousand
+     * hand-offs (450) for the percentiles. All cases alike, as they are read against each other
+     * (same client, other client, other JVM).
      */
     @Override
     public Load.Timing timing(String caseId, Load.Timing given) {
@@ -94,54 +181,44 @@ final class S3HandOff implements Scenario {
         return new Load.Timing(given.warmup().dividedBy(2), given.window().dividedBy(2), given.count());
     }
 
-    private static Placement placement(String caseId) {
-        String shape = caseId.substring("S3/w".length());
-        for (Placement candidate : Placement.values()) {
-            if (!candidate.suffix.isEmpty() && shape.endsWith(candidate.suffix)) {
-                return candidate;
-            }
-        }
-        return Placement.SAME_CLIENT;
-    }
-
     @Override
     public CaseResult run(String caseId, WorkerContext context) throws Exception {
-        Placement placement = placement(caseId);
-        String shape = caseId.substring("S3/w".length());
-        int waiters = Integer.parseInt(shape.substring(0, shape.length() - placement.suffix.length()));
-        if (placement == Placement.OTHER_JVM && waiters != 1) {
-            throw new IllegalArgumentException("a waiter in another JVM is one waiter: " + caseId);
-        }
-        String where = switch (placement) {
-            case SAME_CLIENT -> ", same client";
-            case OWN_CLIENTS -> waiters == 1 ? " on another client" : " on " + waiters + " other clients";
-            case OTHER_JVM -> " in another JVM";
-        };
-        CaseResult result = new CaseResult(caseId, "S3 hand-off, " + waiters + (waiters == 1 ? " waiter" : " waiters")
-                + where);
-        int threads = waiters + 1;
+        Shape shape = Shape.of(caseId);
+        CaseResult result = new CaseResult(caseId, "S3 hand-off, " + shape.text());
+        int threads = shape.waiters() + 1;
         Participant[] participants = new Participant[threads];
         List<LockLibrary> clients = new ArrayList<>();
         PeerProcess peer = null;
         try {
             for (int i = 0; i < threads; i++) {
-                if (placement == Placement.OTHER_JVM && i > 0) {
+                if (shape.placement() == Placement.OTHER_JVM && i > 0) {
                     peer = PeerProcess.start(context.library(), context.uri(), LOCK_NAME, context.heap());
                     participants[i] = peer;
                     continue;
                 }
-                if (clients.isEmpty() || placement != Placement.SAME_CLIENT) {
+                if (clients.isEmpty() || shape.placement() != Placement.SAME_CLIENT) {
                     clients.add(context.connect());
                 }
                 participants[i] = new Local(clients.get(clients.size() - 1).lock(LOCK_NAME));
             }
             result.detail("client_instances", clients.size() + (peer != null ? 1 : 0));
-            Relay relay = new Relay();
+            Relay relay = new Relay(shape, participants);
             PeerProcess other = peer;
-            Load.Outcome outcome = Load.run(threads, worker -> relay.cycle(participants[worker.index], worker),
+            Load.Outcome outcome = Load.run(threads, worker -> relay.cycle(worker),
                     timing(caseId, context.timing()), List.of(context.admin()),
                     other == null ? () -> 0 : other::cpuNanos);
-            return result.load(outcome, Metric.HANDOFFS_PER_S, Metric.HANDOFF_P50_US, Metric.HANDOFF_P99_US);
+            if (shape.longHolds()) {
+                result.detail("releases_held_for_waiters", relay.heldForWaiters.get());
+            }
+            if (!shape.reasks()) {
+                return result.load(outcome, Metric.HANDOFFS_PER_S, Metric.HANDOFF_P50_US, Metric.HANDOFF_P99_US);
+            }
+            // Not every acquisition is a hand-off here: the latencies are the hand-offs'.
+            long handOffs = outcome.latency().getTotalCount();
+            return result.load(outcome, Metric.ACQUISITIONS_PER_S, Metric.HANDOFF_P50_US, Metric.HANDOFF_P99_US)
+                    .metric(Metric.HANDOFFS_PER_S, outcome.seconds() > 0 ? handOffs / outcome.seconds() : Double.NaN)
+                    .metric(Metric.HANDOFF_SHARE, outcome.ops() > 0 ? (double) handOffs / outcome.ops() : Double.NaN)
+                    .detail("hand_offs", handOffs);
         } finally {
             if (peer != null) {
                 peer.close();
@@ -150,13 +227,28 @@ final class S3HandOff implements Scenario {
         }
     }
 
-    /** A participant in this JVM. */
-    private record Local(Lock lock) implements Participant {
+    /**
+     * A participant in this JVM. It announces a {@code lock()} call by naming its thread just
+     * before it, so that a holder can see that it is parked in there.
+     */
+    private static final class Local implements Participant {
+
+        private final Lock lock;
+        private volatile Thread calling;
+
+        Local(Lock lock) {
+            this.lock = lock;
+        }
 
         @Override
         public long acquire() {
-            lock.lock();
-            return System.nanoTime();
+            calling = Thread.currentThread();
+            try {
+                lock.lock();
+                return System.nanoTime();
+            } finally {
+                calling = null;
+            }
         }
 
         @Override
@@ -164,6 +256,16 @@ final class S3HandOff implements Scenario {
             long releasedAt = System.nanoTime();
             lock.unlock();
             return releasedAt;
+        }
+
+        @Override
+        public boolean insideLock() {
+            Thread thread = calling;
+            if (thread == null) {
+                return false;
+            }
+            Thread.State state = thread.getState();
+            return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING;
         }
     }
 
@@ -177,11 +279,21 @@ final class S3HandOff implements Scenario {
      */
     private static final class Relay {
 
+        private final Shape shape;
+        private final Participant[] participants;
+        /** Releases that waited for a waiter to get inside {@code lock()} after the hold ({@code w1c5}). */
+        final AtomicLong heldForWaiters = new AtomicLong();
         private long holds; // guarded by this
         private int holder = -1; // guarded by this: who took the latest hold
         private final Map<Long, Long> releasedAt = new HashMap<>(); // guarded by this: hold number -> time
 
-        long cycle(Participant participant, Load.Worker worker) throws Exception {
+        Relay(Shape shape, Participant[] participants) {
+            this.shape = shape;
+            this.participants = participants;
+        }
+
+        long cycle(Load.Worker worker) throws Exception {
+            Participant participant = participants[worker.index];
             Load.Phase started = worker.phase();
             long acquiredAt = participant.acquire();
             long hold;
@@ -192,18 +304,21 @@ final class S3HandOff implements Scenario {
                 holder = worker.index;
                 notifyAll();
             }
-            long until = acquiredAt + TimeUnit.MILLISECONDS.toNanos(HOLD_MILLIS);
+            long until = acquiredAt + shape.holdNanos();
             for (long left = until - System.nanoTime(); left > 0; left = until - System.nanoTime()) {
                 LockSupport.parkNanos(left);
+            }
+            if (shape.longHolds()) {
+                awaitWaitersInside(worker, started);
             }
             long released = participant.release();
             synchronized (this) {
                 releasedAt.put(hold, released);
                 notifyAll();
-                // Let a waiter take it before competing again (blocked, not polling: the waiters
-                // need the CPU). Stop waiting once the phase is no longer the one this cycle
-                // started in: the others may be pausing, not waiting.
-                while (holds == hold && worker.phase() == started) {
+                // Unless it re-asks at once, let a waiter take it before competing again (blocked,
+                // not polling: the waiters need the CPU). Stop waiting once the phase is no longer
+                // the one this cycle started in: the others may be pausing, not waiting.
+                while (!shape.reasks() && holds == hold && worker.phase() == started) {
                     wait(1);
                 }
                 if (previous < 0 || previous == worker.index) {
@@ -219,6 +334,32 @@ final class S3HandOff implements Scenario {
                     wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
                 }
                 return acquiredAt - releasedAt.remove(hold - 1);
+            }
+        }
+
+        /**
+         * Returns once every other participant is parked inside {@code lock()}, or once the phase
+         * is no longer {@code started} (the others may then be pausing instead of asking). The
+         * waiters announced the call during the hold, so this normally returns at once.
+         */
+        private void awaitWaitersInside(Load.Worker worker, Load.Phase started) {
+            long deadline = System.nanoTime() + NOTE_TIMEOUT_NANOS;
+            boolean held = false;
+            for (int i = 0; i < participants.length; i++) {
+                while (i != worker.index && !participants[i].insideLock()) {
+                    if (worker.phase() != started) {
+                        return;
+                    }
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new IllegalStateException("participant " + i + " did not get inside lock() within "
+                                + Load.SETTLE_TIMEOUT.toSeconds() + " s");
+                    }
+                    held = true;
+                    LockSupport.parkNanos(INSIDE_POLL_NANOS);
+                }
+            }
+            if (held) {
+                heldForWaiters.incrementAndGet();
             }
         }
     }
