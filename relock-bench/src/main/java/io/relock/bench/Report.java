@@ -114,13 +114,18 @@ final class Report {
             new ChartItem("S1/t64", Metric.CYCLES_PER_S, "S1 64 threads cycles/s"),
             new ChartItem("S1/t1", Metric.CYCLE_P50_US, "S1 1 thread p50"),
             new ChartItem("S1/t64", Metric.JVM_CPU_US_PER_OP, "S1 64 thr. CPU/cycle"),
+            new ChartItem("S1/t64", Metric.REDIS_CPU_US_PER_OP, "S1 64 thr. Redis CPU/cycle"),
             new ChartItem("S1/t1", Metric.ROUND_TRIPS_PER_OP, "S1 round trips/cycle"),
             new ChartItem("S1/t1", Metric.COMMANDS_PER_OP, "S1 commands/cycle"),
+            new ChartItem("S2/t2x4", Metric.ACQUISITIONS_PER_S, "S2 4×2 acq/s"),
+            new ChartItem("S2/t2x4", Metric.COMMANDS_PER_OP, "S2 4×2 commands/acq"),
             new ChartItem("S2/t8x4", Metric.ACQUISITIONS_PER_S, "S2 4×8 acq/s"),
             new ChartItem("S2/t8x4", Metric.COMMANDS_PER_OP, "S2 4×8 commands/acq"),
             new ChartItem("S3/w1", Metric.HANDOFF_P50_US, "S3 1 waiter same client p50"),
             new ChartItem("S3/w8", Metric.HANDOFF_P50_US, "S3 8 waiters same client p50"),
             new ChartItem("S3/w1c", Metric.HANDOFF_P50_US, "S3 1 waiter other client p50"),
+            new ChartItem("S3/w1c5", Metric.HANDOFF_P50_US, "S3 other client 5±1 ms hold p50"),
+            new ChartItem("S3/w1cr", Metric.HANDOFF_P50_US, "S3 other client re-asking p50"),
             new ChartItem("S3/w8c", Metric.HANDOFF_P50_US, "S3 8 waiters 8 clients p50"),
             new ChartItem("S3/w1j", Metric.HANDOFF_P50_US, "S3 1 waiter other JVM p50"),
             new ChartItem("S4/fair10", Metric.ACQUISITIONS_PER_S, "S4 fair 10 waiters acq/s"),
@@ -151,6 +156,8 @@ final class Report {
             new CeilingItem("S3/w1", Metric.HANDOFF_P50_US, 0),
             new CeilingItem("S3/w8", Metric.HANDOFF_P50_US, 0),
             new CeilingItem("S3/w1c", Metric.HANDOFF_P50_US, 0),
+            new CeilingItem("S3/w1c5", Metric.HANDOFF_P50_US, 0),
+            new CeilingItem("S3/w1cr", Metric.HANDOFF_P50_US, 0),
             new CeilingItem("S3/w8c", Metric.HANDOFF_P50_US, 0),
             new CeilingItem("S3/w1j", Metric.HANDOFF_P50_US, 0));
 
@@ -299,17 +306,64 @@ final class Report {
     }
 
     /**
-     * The goal's measured value: the ratio for ratio goals, Relock's median over the goal's
-     * EVALSHA round trips for round-trip goals, Relock's median otherwise; NaN if not measured.
+     * The goal's measured value: the ratio for ratio goals, the worst repeat's ratio for
+     * every-repeat goals, Relock's median over the goal's EVALSHA round trips for round-trip
+     * goals, over the JVM floor for floor goals, Relock's median otherwise; NaN if not measured.
      */
     double measured(Goal goal) {
         double relock = values(goal.caseId(), Library.RELOCK, goal.metric()).median();
         return switch (goal.kind()) {
             case RATIO_AT_LEAST, RATIO_AT_MOST -> ratio(goal.caseId(), goal.metric(), baseline(goal));
+            case RATIO_EVERY_REPEAT_AT_MOST -> worstRepeat(goal, repeatRatios(goal.caseId(), goal.metric()));
             case ROUND_TRIPS_AT_MOST -> relock / (goal.roundTrips() * roundTripMicros());
+            case FLOOR_AT_MOST -> relock / floorOf(goal.metric());
             case AT_MOST, EQUALS -> relock;
             case FLEET_AT_MOST, FLEET_FACTOR_WITHIN -> fleetWorst(goal);
         };
+    }
+
+    /**
+     * A ratio per repeat: Relock's value in repeat i over the better peer's value in repeat i
+     * (each repeat's own best peer, which may differ from the medians'); null where Relock or
+     * every peer has no value in that repeat, or the metric has no better direction.
+     */
+    List<RepeatRatio> repeatRatios(String caseId, Metric metric) {
+        List<RepeatRatio> ratios = new ArrayList<>();
+        List<Double> relock = values(caseId, Library.RELOCK, metric).byRepeat();
+        for (int i = 0; i < relock.size(); i++) {
+            Library best = null;
+            double bestValue = Double.NaN;
+            if (metric.better() != Metric.Better.NEITHER) {
+                for (Library peer : Library.peers()) {
+                    Double value = values(caseId, peer, metric).byRepeat().get(i);
+                    if (value != null && value > 0 && (best == null
+                            || (metric.better() == Metric.Better.HIGHER ? value > bestValue : value < bestValue))) {
+                        best = peer;
+                        bestValue = value;
+                    }
+                }
+            }
+            ratios.add(relock.get(i) == null || best == null ? null : new RepeatRatio(i, best, relock.get(i) / bestValue));
+        }
+        return ratios;
+    }
+
+    /** Relock over the better peer in one repeat ({@link #repeatRatios}). */
+    record RepeatRatio(int repeat, Library peer, double ratio) {}
+
+    /**
+     * The worst of {@code ratios} for {@code goal} (the largest for an at-most goal); NaN unless
+     * every repeat has one, so that an every-repeat goal never holds on fewer repeats than ran.
+     */
+    static double worstRepeat(Goal goal, List<RepeatRatio> ratios) {
+        if (ratios.isEmpty() || ratios.contains(null)) {
+            return Double.NaN;
+        }
+        double worst = Double.NEGATIVE_INFINITY;
+        for (RepeatRatio ratio : ratios) {
+            worst = Math.max(worst, ratio.ratio());
+        }
+        return worst;
     }
 
     /**
@@ -369,7 +423,7 @@ final class Report {
                     Library baseline = baseline(candidate);
                     double required = candidate.required(
                             baseline == null ? Double.NaN : values(item.caseId(), baseline, item.metric()).median(),
-                            roundTripMicros());
+                            roundTripMicros(), floorOf(item.metric()));
                     double advantage = lower ? best / required : required / best;
                     // Where goals overlap (issue 5 against Redisson, issue 12 against the best
                     // peer), the strictest one is the mark.

@@ -54,6 +54,19 @@ final class ReportJson {
             for (Library library : Library.values()) {
                 entry.put(library.id(), report.values(goal.caseId(), library, goal.metric()).median());
             }
+            if (goal.kind() == Goal.Kind.RATIO_EVERY_REPEAT_AT_MOST) {
+                List<Object> byRepeat = new ArrayList<>();
+                for (Report.RepeatRatio ratio : report.repeatRatios(goal.caseId(), goal.metric())) {
+                    Map<String, Object> reading = new LinkedHashMap<>();
+                    reading.put("ratio", ratio == null ? null : ratio.ratio());
+                    reading.put("peer", ratio == null ? null : ratio.peer().id());
+                    byRepeat.add(reading);
+                }
+                entry.put("by_repeat", byRepeat);
+            }
+            if (goal.kind() == Goal.Kind.FLOOR_AT_MOST) {
+                entry.put("jvm_floor", report.floorOf(goal.metric()));
+            }
             entry.put("holds", Double.isFinite(value) ? goal.holds(value) : null);
             goals.add(entry);
         }

@@ -27,7 +27,7 @@ final class S2Contended implements Scenario {
 
     @Override
     public List<String> cases(boolean quick) {
-        return quick ? List.of("S2/t8x4")
+        return quick ? List.of("S2/t2x4", "S2/t8x4")
                 : List.of("S2/t2x1", "S2/t8x1", "S2/t32x1", "S2/t2x4", "S2/t8x4", "S2/t32x4");
     }
 

@@ -1,6 +1,7 @@
 package io.relock.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import java.time.ZonedDateTime;
@@ -83,6 +84,122 @@ class ReportTest {
                 + " +2\\.09×")
                 .contains("the JVM floor alone is 5.50 RT (220 µs), Relock 1.41× of it")
                 .contains("the JVM floor alone is 1.50× 2 RT (120 µs), Relock 1.25× of it");
+    }
+
+    @Test
+    void anEveryRepeatGoalReadsEachRepeatAgainstThatRepeatsBetterPeer() {
+        // Repeat 1: 100 over the registry's 250 = 0.40×; repeat 2: 200 over Redisson's 300 = 0.67×. The
+        // medians (150 over 300) meet 0.5×; the second repeat does not.
+        result("S3/w1c5", Library.RELOCK, Map.of(Metric.HANDOFF_P50_US, 100.0), Map.of(Metric.HANDOFF_P50_US, 200.0));
+        result("S3/w1c5", Library.REDISSON, Map.of(Metric.HANDOFF_P50_US, 300.0), Map.of(Metric.HANDOFF_P50_US, 300.0));
+        result("S3/w1c5", Library.REGISTRY, Map.of(Metric.HANDOFF_P50_US, 250.0), Map.of(Metric.HANDOFF_P50_US, 350.0));
+        Report report = report();
+
+        Goal everyRepeat = goal("25", "S3/w1c5", Metric.HANDOFF_P50_US);
+        assertThat(everyRepeat.kind()).isEqualTo(Goal.Kind.RATIO_EVERY_REPEAT_AT_MOST);
+        assertThat(everyRepeat.targetText()).isEqualTo("≤ 0.5× best peer, every repeat");
+        assertThat(report.repeatRatios("S3/w1c5", Metric.HANDOFF_P50_US))
+                .extracting(Report.RepeatRatio::peer).containsExactly(Library.REGISTRY, Library.REDISSON);
+        assertThat(report.ratio("S3/w1c5", Metric.HANDOFF_P50_US, report.baseline(everyRepeat)))
+                .as("the medians alone would hold").isCloseTo(0.5, within(1e-9));
+        assertThat(report.measured(everyRepeat)).isCloseTo(200.0 / 300.0, within(1e-9));
+        assertThat(everyRepeat.holds(report.measured(everyRepeat))).isFalse();
+        assertThat(everyRepeat.holds(0.5)).isTrue();
+        assertThat(report.text()).containsPattern("✗ +#25 +S3 1 waiter on another client, holds of 5 ± 1 ms released once"
+                + " the waiter is in lock\\(\\): hand-off p50 \\[S3/w1c5\\] +≤ 0\\.5× best peer, every repeat +worst repeat"
+                + " 0\\.67× \\(repeat 2, vs Redisson\\); by repeat 0\\.40× RedisLockRegistry, 0\\.67× Redisson; medians"
+                + " 0\\.50× best peer Redisson");
+        assertThat(report.bars()).filteredOn(bar -> bar.label().startsWith("S3 other client 5±1 ms hold p50"))
+                .singleElement().satisfies(bar -> assertThat(bar.goalAdvantage()).isCloseTo(2, within(1e-9)));
+
+        runs.removeIf(run -> run.library() == Library.RELOCK && run.caseId().equals("S3/w1c5"));
+        result("S3/w1c5", Library.RELOCK, Map.of(Metric.HANDOFF_P50_US, 100.0), Map.of());
+        assertThat(report().measured(everyRepeat)).as("a repeat without Relock's value is not measured").isNaN();
+    }
+
+    @Test
+    void aFloorGoalReadsRelockOverTheJvmFloorOfTheSameRun() {
+        result("S3/w1c", Library.RELOCK, Map.of(Metric.HANDOFF_P50_US, 170.0), Map.of(Metric.HANDOFF_P50_US, 180.0));
+        result("S3/w1c", Library.REDISSON, Map.of(Metric.HANDOFF_P50_US, 330.0), Map.of(Metric.HANDOFF_P50_US, 320.0));
+        Goal floor = goal("25", "S3/w1c", Metric.HANDOFF_P50_US);
+        assertThat(floor.kind()).isEqualTo(Goal.Kind.FLOOR_AT_MOST);
+        assertThat(report().measured(floor)).as("no S0: no floor").isNaN();
+        assertThat(report().text()).contains("no JVM floor (S0 not run)");
+
+        ceiling.add(new S0Ceiling.Row(0, JvmFloor.HAND_OFF, 1, 400, 0.140, 0.5));
+        ceiling.add(new S0Ceiling.Row(1, JvmFloor.HAND_OFF, 1, 400, 0.152, 0.5));
+        Report report = report();
+        assertThat(report.measured(floor)).isCloseTo(175.0 / 146.0, within(1e-9));
+        assertThat(floor.holds(report.measured(floor))).as("1.199× ≤ 1.2×").isTrue();
+        assertThat(floor.holds(1.21)).isFalse();
+        assertThat(report.text()).containsPattern("✓ +#25 +S3 1 waiter on another client: hand-off p50, over the JVM"
+                + " floor \\(bare Lettuce hand-off\\) \\[S3/w1c\\] +≤ 1\\.2× JVM floor +1\\.20× JVM floor \\(Relock 175 µs;"
+                + " floor 146 µs\\)");
+        assertThat(goal("12, 25", "S3/w1c", Metric.HANDOFF_P50_US).kind()).isEqualTo(Goal.Kind.RATIO_AT_MOST);
+    }
+
+    @Test
+    void issue25sSharedRedisAndContentionGoalsAreOnTheirCases() {
+        result("S1/t64", Library.RELOCK, Map.of(Metric.REDIS_CPU_US_PER_OP, 22.3), Map.of(Metric.REDIS_CPU_US_PER_OP, 22.3));
+        result("S1/t64", Library.REGISTRY, Map.of(Metric.REDIS_CPU_US_PER_OP, 17.6), Map.of(Metric.REDIS_CPU_US_PER_OP, 17.6));
+        result("S1/t64", Library.REDISSON, Map.of(Metric.REDIS_CPU_US_PER_OP, 25.0), Map.of(Metric.REDIS_CPU_US_PER_OP, 25.0));
+        result("S2/t2x4", Library.RELOCK, Map.of(Metric.ACQUISITIONS_PER_S, 4536.0, Metric.COMMANDS_PER_OP, 9.0),
+                Map.of(Metric.ACQUISITIONS_PER_S, 4536.0, Metric.COMMANDS_PER_OP, 21.0));
+        result("S2/t2x4", Library.REGISTRY, Map.of(Metric.ACQUISITIONS_PER_S, 2662.0), Map.of(Metric.ACQUISITIONS_PER_S, 2662.0));
+        Report report = report();
+
+        Goal redisCpu = goal("25", "S1/t64", Metric.REDIS_CPU_US_PER_OP);
+        assertThat(report.baseline(redisCpu)).isEqualTo(Library.REGISTRY);
+        assertThat(redisCpu.holds(report.measured(redisCpu))).as("22.3 / 17.6 = 1.27×").isFalse();
+        Goal rate = goal("25", "S2/t2x4", Metric.ACQUISITIONS_PER_S);
+        assertThat(rate.holds(report.measured(rate))).as("1.70×").isFalse();
+        assertThat(rate.holds(2.0)).isTrue();
+        Goal commands = goal("25", "S2/t2x4", Metric.COMMANDS_PER_OP);
+        assertThat(report.measured(commands)).as("the median of 9 and 21").isEqualTo(15.0);
+        assertThat(commands.holds(report.measured(commands))).isFalse();
+        assertThat(commands.holds(10.02)).as("within the count tolerance").isTrue();
+        assertThat(new S2Contended().cases(false)).contains("S2/t2x4");
+        assertThat(new S2Contended().cases(true)).contains("S2/t2x4");
+        assertThat(report.text()).contains("Goals (issues 5, 12, 21 and 25)");
+    }
+
+    @Test
+    void aReleaserAskingAgainShowsEachLibrarysShareOfHandOffsBesideItsGoal() {
+        result("S3/w1cr", Library.RELOCK, Map.of(Metric.HANDOFF_P50_US, 200.0, Metric.HANDOFF_SHARE, 0.97),
+                Map.of(Metric.HANDOFF_P50_US, 220.0, Metric.HANDOFF_SHARE, 0.97));
+        result("S3/w1cr", Library.REDISSON, Map.of(Metric.HANDOFF_P50_US, 500.0, Metric.HANDOFF_SHARE, 0.44),
+                Map.of(Metric.HANDOFF_P50_US, 400.0, Metric.HANDOFF_SHARE, 0.44));
+        Report report = report();
+
+        Goal reasking = goal("25", "S3/w1cr", Metric.HANDOFF_P50_US);
+        assertThat(report.measured(reasking)).isCloseTo(210.0 / 450.0, within(1e-9));
+        assertThat(reasking.holds(report.measured(reasking))).isTrue();
+        assertThat(report.bestPeer("S3/w1cr", Metric.HANDOFF_SHARE)).as("no better direction").isNull();
+        assertThat(report.text()).contains("0.47× Redisson (repeats 0.40×–0.55×); hand-offs/acquisition Relock 0.97,"
+                + " Redisson 0.44");
+    }
+
+    @Test
+    void handOffCaseIdsGiveTheirShape() {
+        assertThat(S3HandOff.Shape.of("S3/w1c")).isEqualTo(new S3HandOff.Shape(1, S3HandOff.Placement.OWN_CLIENTS, false, false));
+        assertThat(S3HandOff.Shape.of("S3/w8")).isEqualTo(new S3HandOff.Shape(8, S3HandOff.Placement.SAME_CLIENT, false, false));
+        assertThat(S3HandOff.Shape.of("S3/w1j")).isEqualTo(new S3HandOff.Shape(1, S3HandOff.Placement.OTHER_JVM, false, false));
+        S3HandOff.Shape longHolds = S3HandOff.Shape.of("S3/w1c5");
+        assertThat(longHolds).isEqualTo(new S3HandOff.Shape(1, S3HandOff.Placement.OWN_CLIENTS, true, false));
+        for (int i = 0; i < 1000; i++) {
+            assertThat(longHolds.holdNanos()).isBetween(4_000_000L, 6_000_000L);
+        }
+        assertThat(S3HandOff.Shape.of("S3/w1cr")).isEqualTo(new S3HandOff.Shape(1, S3HandOff.Placement.OWN_CLIENTS, false, true));
+        assertThat(S3HandOff.Shape.of("S3/w1cr").text()).isEqualTo("1 waiter on another client, the releaser asks again at once");
+        assertThatThrownBy(() -> S3HandOff.Shape.of("S3/w1j5")).as("a parked thread of another JVM cannot be seen")
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> S3HandOff.Shape.of("S3/w8j")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(new S3HandOff().cases(true)).contains("S3/w1c5", "S3/w1cr");
+        for (Goal goal : Goal.ALL) {
+            if (goal.caseId().startsWith("S3/")) {
+                assertThat(new S3HandOff().cases(false)).as(goal.text()).contains(goal.caseId());
+            }
+        }
     }
 
     @Test
