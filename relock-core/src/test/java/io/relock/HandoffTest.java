@@ -83,6 +83,40 @@ class HandoffTest extends SingleServerTest {
     }
 
     /**
+     * History: lock, unlock, nobody else around. Redis parses every argument and copies it into
+     * the script's KEYS or ARGV table, about a thousand instructions each: the acquire sends its
+     * three keys with the lease, the owner and the take-over flag only (its tickets and hold
+     * count are '0', and no repeat flag goes with a first run), the release its four keys with
+     * the owner, the lease and the hold count (the unlock message '0' left out too).
+     */
+    @Test
+    void anUncontendedCycleSendsOnlyTheArgumentsThatAreNotZero() {
+        DistributedLock lock = clients.create().getLock("terse");
+        lock.lock();
+        lock.unlock();
+        server.command("CONFIG", "SET", "slowlog-log-slower-than", "0");
+        try {
+            server.command("SLOWLOG", "RESET");
+            lock.lock();
+            lock.unlock();
+            List<List<String>> scripts = new ArrayList<>();
+            for (Object entry : (List<?>) server.command("SLOWLOG", "GET", "-1")) {
+                List<String> words = ((List<?>) ((List<?>) entry).get(3)).stream().map(String::valueOf).toList();
+                if (words.get(0).equalsIgnoreCase("evalsha")) {
+                    scripts.add(0, words); // SLOWLOG GET lists the newest first
+                }
+            }
+            assertThat(scripts).hasSize(2);
+            // EVALSHA sha numkeys, then the keys, then the arguments.
+            assertThat(scripts.get(0)).as("the acquire").hasSize(3 + 3 + 3).endsWith("1");
+            assertThat(scripts.get(0).subList(3, 6)).containsExactly("terse", queue("terse"), "{terse}:yield");
+            assertThat(scripts.get(1)).as("the release").hasSize(3 + 4 + 3).endsWith("1");
+        } finally {
+            server.command("CONFIG", "SET", "slowlog-log-slower-than", "10000");
+        }
+    }
+
+    /**
      * History: A holds; B (another client) queues; A unlocks. The release makes B the owner and
      * wakes B alone; B's lock() returns, and one script call claims the hold with B's own lease
      * (no second hold taken: no HINCRBY at all, since the release does not count its last hold

@@ -122,11 +122,14 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
     }
 
     /**
-     * Runs a script, retrying through connection trouble and failovers within {@code budget}. Every
-     * script gets one more argument, last: {@code '1'} when this run may repeat one that already
-     * took effect (a retry, or {@code repeat} set by the caller), else {@code '0'}; scripts that
-     * change state use it to answer a repeat with the first run's outcome instead of applying it
-     * twice. A null reply completes with null.
+     * Runs a script, retrying through connection trouble and failovers within {@code budget}. A run
+     * that may repeat one that already took effect (a retry, or {@code repeat} set by the caller)
+     * gets one more argument, last, {@code '1'}; scripts that change state use it to answer a
+     * repeat with the first run's outcome instead of applying it twice. Other runs go without it
+     * (scripts compare that argument with {@code '1'}, and a missing one is nil), and without
+     * their trailing {@code '0'} arguments where the script {@link Script#takesFewerArguments()
+     * reads a missing one as '0'}: Redis spends about a thousand instructions per argument on
+     * parsing it and on the script's argument table. A null reply completes with null.
      */
     public <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, Budget budget, boolean repeat,
             String[] keys, String... args) {

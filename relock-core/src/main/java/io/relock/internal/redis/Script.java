@@ -19,8 +19,8 @@ import java.util.HexFormat;
  * number into text with {@code snprintf} at every call.
  */
 public enum Script {
-    LOCK_ACQUIRE("lock_acquire"),
-    LOCK_RELEASE("lock_release", "grant"),
+    LOCK_ACQUIRE("lock_acquire", null, Arguments.TRAILING_ZEROS_OPTIONAL),
+    LOCK_RELEASE("lock_release", "grant", Arguments.TRAILING_ZEROS_OPTIONAL),
     LOCK_ROLLBACK("lock_rollback", "grant"),
     LOCK_LEAVE("lock_leave", "grant"),
     LOCK_HAND_OVER("lock_hand_over"),
@@ -44,9 +44,22 @@ public enum Script {
     FAIR_LEAVE("fair_leave"),
     FAIR_FORCE_RELEASE("fair_force_release", "lock_rule");
 
+    /** What a script expects of its arguments (before the repeat flag, see {@link RedisGateway}). */
+    enum Arguments {
+        /** All of them, always. */
+        FIXED,
+        /**
+         * Its trailing {@code '0'} arguments may be left out: the script reads a missing one as
+         * {@code '0'}. The scripts of an uncontended lock and unlock are, so their arguments are
+         * ordered with the ones that are usually {@code '0'} last.
+         */
+        TRAILING_ZEROS_OPTIONAL
+    }
+
     /** The line of a script's own text that its prelude replaces. */
     private static final String PRELUDE_LINE = "--@prelude";
 
+    private final Arguments arguments;
     private final String source;
     private final String sha;
     private final String shardedSource;
@@ -58,12 +71,22 @@ public enum Script {
 
     /** A script that uses the functions of {@code prelude}, whose text is put before its own or at its prelude line. */
     Script(String name, String prelude) {
+        this(name, prelude, Arguments.FIXED);
+    }
+
+    Script(String name, String prelude, Arguments arguments) {
+        this.arguments = arguments;
         this.source = prelude == null ? load(name) : withPrelude(load(name), load(prelude));
         this.sha = sha1(source);
         // Cluster on Redis 7+: the same script announcing releases with sharded pub/sub.
         this.shardedSource = source.replace("redis.call('publish',", "redis.call('spublish',")
                 .replace("redis.call('pubsub', 'numsub',", "redis.call('pubsub', 'shardnumsub',");
         this.shardedSha = sha1(shardedSource);
+    }
+
+    /** Whether the script reads a missing trailing argument as {@code '0'}, see {@link Arguments}. */
+    public boolean takesFewerArguments() {
+        return arguments == Arguments.TRAILING_ZEROS_OPTIONAL;
     }
 
     public String source() {

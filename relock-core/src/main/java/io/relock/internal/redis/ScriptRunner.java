@@ -62,15 +62,23 @@ final class ScriptRunner {
     /** See {@link RedisGateway#eval(Script, ScriptOutputType, Budget, boolean, String[], String...)}. */
     <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, Budget budget, boolean repeat,
             String[] keys, String... args) {
-        String[] first = withRepeatFlag(args, repeat);
-        String[] again = withRepeatFlag(args, true);
+        String[] again = withRepeatFlag(args);
+        String[] first = repeat ? again : script.takesFewerArguments() ? withoutTrailingZeros(args) : args;
         return retries.run(budget, attempt -> evalOnce(script, type, keys, attempt == 0 ? first : again));
     }
 
-    private static String[] withRepeatFlag(String[] args, boolean repeat) {
+    private static String[] withRepeatFlag(String[] args) {
         String[] flagged = Arrays.copyOf(args, args.length + 1);
-        flagged[args.length] = repeat ? "1" : "0";
+        flagged[args.length] = "1";
         return flagged;
+    }
+
+    private static String[] withoutTrailingZeros(String[] args) {
+        int length = args.length;
+        while (length > 0 && args[length - 1].equals("0")) {
+            length--;
+        }
+        return length == args.length ? args : Arrays.copyOf(args, length);
     }
 
     private <T> CompletableFuture<T> evalOnce(Script script, ScriptOutputType type, String[] keys, String[] args) {

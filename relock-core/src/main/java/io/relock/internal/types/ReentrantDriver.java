@@ -37,8 +37,8 @@ public class ReentrantDriver extends KeyDriver {
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
         return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), queue, yield}, request.lease(), request.field(), request.countBefore(),
-                Long.toString(request.ticket()), Long.toString(request.queuedTicket()), request.takeOver())
+                new String[] {keys.key(), queue, yield}, request.lease(), request.field(), request.takeOver(),
+                request.countBefore(), Long.toString(request.ticket()), Long.toString(request.queuedTicket()))
                 .thenApply(Attempt::fromTtl);
     }
 
@@ -53,8 +53,8 @@ public class ReentrantDriver extends KeyDriver {
     @Override
     public CompletableFuture<Long> release(Request request) {
         return request.eval(runtime.gateway(), Script.LOCK_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel(), queue, yield}, UnlockChannels.UNLOCK_MESSAGE, request.lease(),
-                request.field(), request.countBefore());
+                new String[] {keys.key(), keys.channel(), queue, yield}, request.field(), request.lease(),
+                request.countBefore(), UnlockChannels.UNLOCK_MESSAGE);
     }
 
     @Override

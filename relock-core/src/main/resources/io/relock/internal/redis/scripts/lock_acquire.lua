@@ -1,55 +1,58 @@
 -- Reentrant acquire (Redisson's layout): a hash of owner -> hold count, expiring after the lease.
 -- KEYS[1] lock key, KEYS[2] ticket queue, KEYS[3] yield (see grant.lua); ARGV[1] lease in ms; ARGV[2] owner
--- field; ARGV[3] the owner's hold count before this call; ARGV[4] the ticket to queue with when
--- the lock is busy, '0' for an attempt that does not queue (a first attempt, a spin lock, a
--- claim); ARGV[5] the ticket this waiter queued with before, '0' if none: it leaves the queue, and a
--- grant to it is claimed; ARGV[6] '1' when a hold of this owner that its client does not know
--- of may be taken over (no other acquire of the owner is under way and it holds none, see
--- LockDriver.Request), '0' if not; ARGV[7] '1' when this call may repeat one that already took effect.
+-- field; ARGV[3] '1' when a hold of this owner that its client does not know of may be taken over
+-- (no other acquire of the owner is under way and it holds none, see LockDriver.Request), '0' if
+-- not; ARGV[4] the owner's hold count before this call; ARGV[5] the ticket to queue with when the
+-- lock is busy, '0' for an attempt that does not queue (a first attempt, a spin lock, a claim);
+-- ARGV[6] the ticket this waiter queued with before, '0' if none: it leaves the queue, and a grant
+-- to it is claimed; ARGV[7] '1' when this call may repeat one that already took effect. Trailing
+-- '0's may be left out (Script.Arguments): a first attempt sends two or three arguments.
 -- A waiter queues with a new ticket at each attempt, so a ticket names the one attempt that
 -- queued it: a grant to it happened after that attempt ran and before the next one did.
 -- Returns nil when acquired (or re-entered, or claimed a grant to one of these tickets), else the
 -- holder's remaining TTL in ms.
-if ARGV[7] == '1' and tonumber(redis.call('hget', KEYS[1], ARGV[2]) or '0') == tonumber(ARGV[3]) + 1 then
+local lease, field = ARGV[1], ARGV[2]
+local ticket, queued = ARGV[5] or '0', ARGV[6] or '0'
+if ARGV[7] == '1' and tonumber(redis.call('hget', KEYS[1], field) or '0') == tonumber(ARGV[4]) + 1 then
     -- The first run took effect; its reply was lost. The PEXPIRE is this connection's write for WAIT.
-    if ARGV[5] ~= '0' then
+    if queued ~= '0' then
         redis.call('hdel', KEYS[1], 'relock:granted')
     end
-    redis.call('pexpire', KEYS[1], ARGV[1])
+    redis.call('pexpire', KEYS[1], lease)
     return nil
 end
 -- One EXISTS tells the common case, a free lock with nothing around it, from the others. An
 -- attempt that queues or has queued comes after one that found the lock busy and expects it
 -- busy (or granted to it) still: it skips the EXISTS; a free lock then takes the path below
 -- for a free lock with Relock waiters queued, which ends the same.
-if ARGV[4] == '0' and ARGV[5] == '0' and redis.call('exists', KEYS[1], KEYS[2], KEYS[3]) == 0 then
-    redis.call('hincrby', KEYS[1], ARGV[2], '1')
-    redis.call('pexpire', KEYS[1], ARGV[1])
+if ticket == '0' and queued == '0' and redis.call('exists', KEYS[1], KEYS[2], KEYS[3]) == 0 then
+    redis.call('hincrby', KEYS[1], field, '1')
+    redis.call('pexpire', KEYS[1], lease)
     return nil
 end
 local ttl
 local held = true
 -- The owner's count, the granted ticket and the note of queued waiters, in one read.
-local fields = redis.call('hmget', KEYS[1], ARGV[2], 'relock:granted', 'relock:queued')
+local fields = redis.call('hmget', KEYS[1], field, 'relock:granted', 'relock:queued')
 if fields[1] then
-    if ARGV[5] ~= '0' and fields[2] == ARGV[5] then
+    if queued ~= '0' and fields[2] == queued then
         -- A release granted the lock to this waiter before this call arrived: the claim. The
         -- grant is the hold (count 1), not a re-entry on top of it; the lease becomes the caller's.
         redis.call('hdel', KEYS[1], 'relock:granted')
-        redis.call('pexpire', KEYS[1], ARGV[1])
+        redis.call('pexpire', KEYS[1], lease)
         return nil
     end
-    if ARGV[6] == '1' then
+    if ARGV[3] == '1' then
         -- A hold its client no longer knows of (a failover lost its release, or an undo never
         -- arrived): this is a new hold, not a re-entry on top of it, or every later release
         -- would leave one behind and the lock would never be free again.
-        redis.call('hset', KEYS[1], ARGV[2], '1')
+        redis.call('hset', KEYS[1], field, '1')
     else
-        redis.call('hincrby', KEYS[1], ARGV[2], '1')
+        redis.call('hincrby', KEYS[1], field, '1')
     end
-    redis.call('pexpire', KEYS[1], ARGV[1])
-    if ARGV[5] ~= '0' then
-        redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
+    redis.call('pexpire', KEYS[1], lease)
+    if queued ~= '0' then
+        redis.call('zrem', KEYS[2], field .. ':' .. queued)
     end
     return nil
 end
@@ -60,10 +63,10 @@ if ttl == -2 then
     if ttl < 0 then
         -- Free, with Relock waiters queued (another library's release, or a yield that passed):
         -- take it, and note the queue so that the release hands the lock on to them.
-        redis.call('hincrby', KEYS[1], ARGV[2], '1')
-        redis.call('pexpire', KEYS[1], ARGV[1])
-        if ARGV[5] ~= '0' then
-            redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
+        redis.call('hincrby', KEYS[1], field, '1')
+        redis.call('pexpire', KEYS[1], lease)
+        if queued ~= '0' then
+            redis.call('zrem', KEYS[2], field .. ':' .. queued)
         end
         if redis.call('zcard', KEYS[2]) > 0 then
             redis.call('hset', KEYS[1], 'relock:queued', '1')
@@ -74,10 +77,10 @@ if ttl == -2 then
     -- (and must not create the key, which would keep them out).
     held = false
 end
-if ARGV[5] ~= '0' then
-    redis.call('zrem', KEYS[2], ARGV[2] .. ':' .. ARGV[5])
+if queued ~= '0' then
+    redis.call('zrem', KEYS[2], field .. ':' .. queued)
 end
-if ARGV[4] ~= '0' then
+if ticket ~= '0' then
     -- Queue a ticket for a grant; it goes stale unless replaced by the next attempt, which comes
     -- at the latest when the holder's lease would run out. The score is when it goes stale, but
     -- never ahead of a ticket already queued: one queued while the lease was short (a grant
@@ -90,7 +93,7 @@ if ARGV[4] ~= '0' then
     if #last > 0 and tonumber(last[2]) >= deadline then
         deadline = tonumber(last[2]) + 1
     end
-    redis.call('zadd', KEYS[2], deadline, ARGV[2] .. ':' .. ARGV[4])
+    redis.call('zadd', KEYS[2], deadline, field .. ':' .. ticket)
     -- This entry's deadline is the latest of the queue's (see above): the queue lives as long
     -- as it, and no live entry goes with the key before its own deadline.
     redis.call('pexpire', KEYS[2], deadline - now)
