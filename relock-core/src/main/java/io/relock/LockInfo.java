@@ -15,7 +15,9 @@ import java.util.Optional;
  * @param remainTimeToLive the lease left in milliseconds; {@code -2} when the lock is free,
  *     {@code -1} when it is held without expiry
  * @param waitingClients how many client connections are subscribed to the lock's unlock channel
- *     (each Relock or Redisson client counts once however many of its threads wait)
+ *     (each Relock or Redisson client counts once however many of its threads wait; a Relock
+ *     client whose waiter won the lock stays subscribed while it holds the lock and 100 ms
+ *     after, and counts too)
  * @param clients where each holder's client runs, by client id, for the Relock clients among
  *     the holders that are registered (see {@link ClientInfo}); Redisson holders have none
  * @param kind which lock type the data under the name belongs to, told from the data itself;

@@ -76,7 +76,25 @@ public final class Acquisition extends AcquisitionState {
                 }
             });
         } else {
+            joinStandingSubscription();
             retry(0);
+        }
+    }
+
+    /**
+     * Joins this client's subscription to the lock's unlock channel when one stands (it lingers
+     * after an acquire of this client won the lock, see {@link UnlockChannels#release(Turn,
+     * java.util.function.BooleanSupplier)}): the first attempt then already queues a ticket, so a
+     * contended acquire costs neither a SUBSCRIBE nor a second attempt.
+     */
+    private void joinStandingSubscription() {
+        if (waitNanos <= 0 || !wait.subscribes() || !driver.takesTurns()) {
+            return;
+        }
+        Turn turn = runtime.channels().joinStanding(driver.channelFor(keys, field));
+        if (turn != null) {
+            subscribedEpoch = runtime.gateway().connectionEpoch();
+            subscription.set(turn);
         }
     }
 
@@ -94,8 +112,8 @@ public final class Acquisition extends AcquisitionState {
         }
         this.before = before;
         Turn turn = subscription.get();
-        // Only a waiter that hears its ticket queues (a first attempt is not subscribed yet), and
-        // only one waiter of this client per lock.
+        // Only a waiter that hears its ticket queues (a first attempt is not subscribed yet, unless
+        // it joined a standing subscription), and only one waiter of this client per lock.
         long newTicket = turn != null && driver.takesTurns() && turn.mayQueue(this) ? Ticket.draw() : 0;
         if (newTicket != 0) {
             turn.expectGrant(newTicket, () -> onGrant(newTicket));

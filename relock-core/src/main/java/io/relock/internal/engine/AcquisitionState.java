@@ -361,7 +361,14 @@ abstract sealed class AcquisitionState permits Acquisition {
                 turn.forgetGrant(last);
             }
             turn.leaveQueue(self(), held);
-            runtime.channels().release(turn);
+            if (held && driver.takesTurns()) {
+                // Lingers while this client holds the lock and a moment after: its next acquire of
+                // the lock then queues in its first attempt (see Acquisition#joinStandingSubscription).
+                String key = keys.key();
+                runtime.channels().release(turn, () -> runtime.watchdog().holds(key));
+            } else {
+                runtime.channels().release(turn);
+            }
         }
     }
 

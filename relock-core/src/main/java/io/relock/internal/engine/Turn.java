@@ -76,6 +76,8 @@ public final class Turn {
     private boolean othersQueued;
     /** Waiters of this client subscribed; guarded by {@link UnlockChannels}' map. */
     int references;
+    /** How many times the subscription began to linger (see {@link UnlockChannels#release(Turn, java.util.function.BooleanSupplier)}); guarded by its map. */
+    long lingerRounds;
     CompletableFuture<Void> ready;
 
     Turn(String name, Parking parking) {

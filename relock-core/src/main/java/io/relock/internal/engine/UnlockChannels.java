@@ -12,13 +12,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Unlock notifications over the client's single pub/sub connection. Each channel is subscribed
  * while at least one waiter of this client needs it (reference-counted) and unsubscribed when
- * the last one leaves.
+ * the last one leaves, unless that one won the lock: then the subscription <i>lingers</i> while
+ * this client holds the lock and {@link #LINGER_MILLIS} after ({@link #release(Turn, BooleanSupplier)}),
+ * so that the client's next acquire of a contended lock joins it ({@link #joinStanding}) and
+ * queues its ticket in its first attempt, without a SUBSCRIBE, a second attempt and an
+ * UNSUBSCRIBE.
  *
  * <p>A waiter parks a callback with a timeout; an unlock message runs one parked callback (a
  * read-unlock message runs all of them). Messages are counted per channel, and a release between
@@ -57,6 +62,13 @@ public final class UnlockChannels {
     static final long RESUBSCRIBE_PERIOD_MILLIS = 500;
     /** How many of those rounds without a slot-map change count as settled: five seconds. */
     static final int SETTLE_ROUNDS = 10;
+    /**
+     * How long a subscription lingers after the last waiter that won the lock gave it back and
+     * this client stopped holding the lock: long enough for a participant that asks again soon
+     * after its hold (the common case under contention), short enough that an idle client
+     * listens to next to nothing.
+     */
+    public static final long LINGER_MILLIS = 100;
 
     private final Commands commands;
     private final Timer timer;
@@ -134,23 +146,76 @@ public final class UnlockChannels {
         });
     }
 
+    /**
+     * Joins the subscription to channel {@code name} if one stands and the server confirmed it
+     * (a waiter of this client is subscribed, or the subscription lingers), without any command;
+     * else null, and the caller subscribes when it needs to.
+     */
+    public Turn joinStanding(String name) {
+        synchronized (channels) {
+            Turn channel = channels.get(name);
+            if (channel == null || !channel.ready.isDone() || channel.ready.isCompletedExceptionally()) {
+                return null;
+            }
+            channel.references++;
+            return channel;
+        }
+    }
+
     /** Leaves a subscription; the last one out unsubscribes. */
     public void release(Turn channel) {
+        release(channel, null);
+    }
+
+    /**
+     * Leaves a subscription. When the last one out leaves it with {@code holding} (it won the
+     * lock), the subscription lingers as long as {@code holding} says this client holds the lock
+     * and {@link #LINGER_MILLIS} after, then unsubscribes if nobody joined it meanwhile; with
+     * {@code holding} null, the last one out unsubscribes at once.
+     */
+    public void release(Turn channel, BooleanSupplier holding) {
         synchronized (channels) {
             if (--channel.references > 0) {
                 return;
             }
-            channels.remove(channel.name);
-            // Sent under the lock so that a SUBSCRIBE for a new waiter of the same name is
-            // written after it on the one connection, not undone by it.
-            commands.unsubscribe(channel.name)
-                    .whenComplete((ignored, error) -> {
-                        if (error != null) {
-                            // Costs stray messages (and a waiter count too high) until reconnect.
-                            LOG.debug("could not unsubscribe from {} ({})", channel.name, error.toString());
-                        }
-                    });
+            if (holding == null) {
+                unsubscribe(channel);
+                return;
+            }
+            long round = ++channel.lingerRounds;
+            timer.newTimeout(timeout -> endLinger(channel, round, holding), LINGER_MILLIS, TimeUnit.MILLISECONDS);
         }
+    }
+
+    /** The linger of round {@code round} is up: unsubscribes, unless joined since or still held. */
+    private void endLinger(Turn channel, long round, BooleanSupplier holding) {
+        // Asked outside the map's lock: the watchdog is not to be called under it.
+        boolean held = holding.getAsBoolean();
+        synchronized (channels) {
+            if (channel.references > 0 || channel.lingerRounds != round || channels.get(channel.name) != channel) {
+                // Joined since (its last waiter out lingers anew, or unsubscribes), or gone.
+                return;
+            }
+            if (held) {
+                timer.newTimeout(timeout -> endLinger(channel, round, holding), LINGER_MILLIS, TimeUnit.MILLISECONDS);
+                return;
+            }
+            unsubscribe(channel);
+        }
+    }
+
+    /** Unsubscribes; guarded by the map's lock. */
+    private void unsubscribe(Turn channel) {
+        channels.remove(channel.name);
+        // Sent under the lock so that a SUBSCRIBE for a new waiter of the same name is
+        // written after it on the one connection, not undone by it.
+        commands.unsubscribe(channel.name)
+                .whenComplete((ignored, error) -> {
+                    if (error != null) {
+                        // Costs stray messages (and a waiter count too high) until reconnect.
+                        LOG.debug("could not unsubscribe from {} ({})", channel.name, error.toString());
+                    }
+                });
     }
 
     /**
@@ -213,10 +278,17 @@ public final class UnlockChannels {
         }
     }
 
-    /** How many channels this client is subscribed to (for tests and the inspector). */
+    /** How many channels this client is subscribed to, lingering ones included (for tests and the inspector). */
     public int subscribedChannels() {
         synchronized (channels) {
             return channels.size();
+        }
+    }
+
+    /** How many channels a waiter of this client is subscribed to, lingering ones left out. */
+    public int waitedOnChannels() {
+        synchronized (channels) {
+            return (int) channels.values().stream().filter(channel -> channel.references > 0).count();
         }
     }
 

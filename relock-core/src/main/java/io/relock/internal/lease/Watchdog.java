@@ -153,6 +153,20 @@ public final class Watchdog {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
 
+    /** Whether an owner of this client holds {@code key} and has not lost it. */
+    public boolean holds(String key) {
+        Set<Hold> ofKey = byKey.get(key);
+        if (ofKey == null) {
+            return false;
+        }
+        for (Hold hold : ofKey) {
+            if (!hold.lost && hold.count > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * The shortest lease surely left (in ms, by this client's clock) of the holds of {@code key}
      * that owners other than {@code field} have and have not lost, or -1 when there are none.

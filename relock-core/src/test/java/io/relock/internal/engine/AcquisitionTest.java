@@ -190,9 +190,9 @@ class AcquisitionTest {
         return acquisition;
     }
 
-    /** An acquire that won gives its subscription back just after telling its caller. */
+    /** An acquire that won gives its subscription back just after telling its caller (it then lingers). */
     private void awaitGivenBack() {
-        Eventually.await(PROMPTLY, "the subscription given back", () -> runtime.subscribedChannels() == 0);
+        Eventually.await(PROMPTLY, "the subscription given back", () -> runtime.channels().waitedOnChannels() == 0);
     }
 
     private static Attempt resultOf(Acquisition acquisition) throws Exception {

@@ -150,14 +150,18 @@ public final class ModelClient extends LockClient {
         return !waiting.isEmpty();
     }
 
-    /** Whether every subscription was given back, each exactly once. */
+    /**
+     * Whether every subscription was given back, each exactly once: no waiter holds one, and each
+     * channel subscribed was unsubscribed or lingers (after a win, see UnlockChannels#release).
+     */
     boolean channelsGivenBack() {
-        return channels.subscribedChannels() == 0 && unsubscribes.get() == subscribes.get();
+        return channels.waitedOnChannels() == 0
+                && unsubscribes.get() + channels.subscribedChannels() == subscribes.get();
     }
 
     String channelsText() {
         return subscribes + " subscribes, " + unsubscribes + " unsubscribes, " + channels.subscribedChannels()
-                + " channels still subscribed";
+                + " channels still subscribed, " + channels.waitedOnChannels() + " of them by waiters";
     }
 
     @Override
