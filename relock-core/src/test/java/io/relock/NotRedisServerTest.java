@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Pointed at a port where something other than Redis listens (here an HTTP server that answers
- * every connection with {@code 400 Bad Request}), {@link Relock#create(RelockConfig)} says so
+ * every request with {@code 400 Bad Request}), {@link Relock#create(RelockConfig)} says so
  * instead of passing on the client's protocol error.
  */
 class NotRedisServerTest {
@@ -33,6 +33,12 @@ class NotRedisServerTest {
         answering = new Thread(() -> {
             while (!http.isClosed()) {
                 try (Socket connection = http.accept(); OutputStream out = connection.getOutputStream()) {
+                    // As an HTTP server does: it answers a request. Answering before the client
+                    // wrote its handshake would race the client's set-up instead (Lettuce then
+                    // fails with "RedisHandshakeHandler not registered", not a protocol error).
+                    if (connection.getInputStream().read() < 0) {
+                        continue;
+                    }
                     out.write(("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                             .getBytes(StandardCharsets.US_ASCII));
                     out.flush();
