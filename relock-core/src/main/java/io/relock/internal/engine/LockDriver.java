@@ -4,6 +4,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.Script;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -148,13 +149,29 @@ public interface LockDriver {
      * A hand-over: the last hold of {@code from} goes to {@code to}, an owner of the same client that waits
      * for the lock, without the lock being free in between: {@code to} gets one hold with
      * {@code leaseMillis}, and its queue entry (of {@code toTicket}, 0 if none) goes. Completes
-     * with how many waiters are queued on Redis, plus with {@code countOthers} how many clients
-     * other than Relock's listen for the lock (Redisson's waiters, which never queue), or -1
-     * when {@code from} did not hold exactly one hold (nothing changed). Only for types whose
-     * {@link #takesTurns()} is true.
+     * with what Redis had around the lock then (see {@link HandedOver}), counting the clients
+     * other than Relock's that listen for the lock only with {@code countOthers}. Only for types
+     * whose {@link #takesTurns()} is true.
      */
-    default CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
+    default CompletableFuture<HandedOver> handOver(String from, String to, long leaseMillis, long toTicket,
             boolean countOthers, RedisGateway.Budget budget) {
         throw new UnsupportedOperationException(type() + " locks are not handed over between owners");
+    }
+
+    /**
+     * What a hand-over found: {@code queued} waiters queued on Redis (-1 when {@code from} did not
+     * hold exactly one hold, and nothing changed), and {@code othersListening} clients other than
+     * Relock's listening for the lock (Redisson's waiters, which never queue; 0 when not counted).
+     */
+    record HandedOver(long queued, long othersListening) {
+
+        /** Reads lock_hand_over.lua's reply: the two counts. */
+        public static HandedOver of(List<Object> reply) {
+            return new HandedOver((Long) reply.get(0), (Long) reply.get(1));
+        }
+
+        boolean happened() {
+            return queued >= 0;
+        }
     }
 }

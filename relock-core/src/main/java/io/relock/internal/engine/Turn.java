@@ -64,6 +64,14 @@ public final class Turn {
      */
     public static final int MAX_HAND_OVERS_IN_A_ROW = 16;
 
+    /**
+     * The run while clients other than Relock's listen for the lock (Redisson's waiters, during a
+     * migration): they take at most a turn or two per release through Redis (a yield), so with
+     * runs of 16 one busy Relock client left each of their threads about a quarter of an equal
+     * share (MixedFleetTest). The check at the end of each run tells whether they still listen.
+     */
+    public static final int MAX_HAND_OVERS_WHILE_OTHERS_LISTEN = 8;
+
     final String name;
     private final Parking parking;
     /** What to run when a grant names a ticket of this client's waiter, by ticket. */
@@ -74,6 +82,8 @@ public final class Turn {
     private int localStreak;
     /** Whether the last hand-over saw tickets of other clients queued; guarded by this. */
     private boolean othersQueued;
+    /** Whether the last check at the end of a run found clients other than Relock's listening; guarded by this. */
+    private boolean othersListening;
     /** Waiters of this client subscribed; guarded by {@link UnlockChannels}' map. */
     int references;
     /** How many times the subscription began to linger (see {@link UnlockChannels#release(Turn, java.util.function.BooleanSupplier)}); guarded by its map. */
@@ -221,21 +231,22 @@ public final class Turn {
         }
         hold.releasing.incrementAndGet();
         long sentNanos = client.nanoTime();
-        CompletableFuture<Long> handedOver;
+        CompletableFuture<LockDriver.HandedOver> handedOver;
+        boolean countOthers = endsStreak();
         try {
             handedOver = lock.driver().handOver(hold.field, waiter.field(), waiter.leaseOnRedis(), waiter.queuedTicket(),
-                    endsStreak(), budget);
+                    countOthers, budget);
         } catch (RuntimeException e) {
             handedOver = CompletableFuture.failedFuture(e);
         }
         // What the waiter's next calls wait for: the hand-over, and the loss and undo it may bring.
         CompletableFuture<Void> settled = new CompletableFuture<>();
         Hold received = waiter.handedOver(sentNanos, settled);
-        return handedOver.handle((queued, error) -> {
+        return handedOver.handle((found, error) -> {
             boolean undoing = false;
             try {
-                if (error == null && queued >= 0) {
-                    handedOver(waiter, queued);
+                if (error == null && found.happened()) {
+                    handedOver(waiter, found, countOthers);
                     client.watchdog().forget(hold);
                     hold.released(client, ReleaseEvent.Outcome.RELEASED);
                     return null;
@@ -272,7 +283,7 @@ public final class Turn {
      */
     private Acquisition nextForHandOver(String key) {
         synchronized (this) {
-            if (othersQueued && localStreak >= MAX_HAND_OVERS_IN_A_ROW) {
+            if (othersQueued && localStreak >= runLength()) {
                 return null;
             }
         }
@@ -291,18 +302,27 @@ public final class Turn {
      * that a run within this client ends for them too, not only for queued clients.
      */
     private synchronized boolean endsStreak() {
-        return (localStreak + 1) % MAX_HAND_OVERS_IN_A_ROW == 0;
+        return (localStreak + 1) % runLength() == 0;
+    }
+
+    /** How many hand-overs make a run now; guarded by this. */
+    private int runLength() {
+        return othersListening ? MAX_HAND_OVERS_WHILE_OTHERS_LISTEN : MAX_HAND_OVERS_IN_A_ROW;
     }
 
     /**
-     * A hand-over to {@code waiter} went through; {@code queuedOnRedis} tickets are queued on
-     * Redis (and other clients listening, at the end of a run), this client's own among them if it
-     * has a queued waiter besides the one handed the lock.
+     * A hand-over to {@code waiter} went through, and {@code found} what Redis had: tickets
+     * queued, this client's own among them if it has a queued waiter besides the one handed the
+     * lock, and, {@code counted} at the end of a run, the other clients listening.
      */
-    private synchronized void handedOver(Acquisition waiter, long queuedOnRedis) {
+    private synchronized void handedOver(Acquisition waiter, LockDriver.HandedOver found, boolean counted) {
         localStreak++;
         boolean ownTicket = queuedWaiter != null && queuedWaiter != waiter;
-        othersQueued = queuedOnRedis - (ownTicket ? 1 : 0) > 0;
+        othersQueued = found.queued() - (ownTicket ? 1 : 0) + found.othersListening() > 0;
+        if (counted) {
+            // Only the check at the end of a run counts them (PUBSUB NUMSUB).
+            othersListening = found.othersListening() > 0;
+        }
     }
 
     /**

@@ -2,11 +2,13 @@ package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
 import io.relock.internal.ClientRuntime;
+import io.relock.internal.engine.LockDriver.HandedOver;
 import io.relock.internal.engine.Turn;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.Script;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -43,11 +45,11 @@ public class ReentrantDriver extends KeyDriver {
     }
 
     @Override
-    public CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
+    public CompletableFuture<HandedOver> handOver(String from, String to, long leaseMillis, long toTicket,
             boolean countOthers, RedisGateway.Budget budget) {
-        return runtime.gateway().eval(Script.LOCK_HAND_OVER, ScriptOutputType.INTEGER, budget, false,
+        return runtime.gateway().<List<Object>>eval(Script.LOCK_HAND_OVER, ScriptOutputType.MULTI, budget, false,
                 new String[] {keys.key(), queue, keys.channel()}, from, to, Long.toString(leaseMillis),
-                Long.toString(toTicket), countOthers ? "1" : "0");
+                Long.toString(toTicket), countOthers ? "1" : "0").thenApply(HandedOver::of);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.relock.internal.engine;
 import static io.relock.internal.engine.ModelScenarios.scenario;
 
 import io.relock.internal.engine.LockDriver.Attempt;
+import io.relock.internal.engine.LockDriver.HandedOver;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.support.Args;
@@ -127,18 +128,18 @@ class HandOverModelTest {
              * gives the lock to an acquire after the interrupt.
              */
             @Override
-            public CompletableFuture<Long> handOver(String from, String to, long leaseMillis, long toTicket,
+            public CompletableFuture<HandedOver> handOver(String from, String to, long leaseMillis, long toTicket,
                     boolean countOthers, RedisGateway.Budget budget) {
                 synchronized (Race.this) {
                     wonAfterInterrupt |= releaseAfterInterrupt;
                 }
                 return send(() -> {
                     if (!holder.equals("local")) {
-                        return -1L;
+                        return new HandedOver(-1, 0);
                     }
                     holder = to;
                     queue.remove(toTicket);
-                    return (long) queue.size();
+                    return new HandedOver(queue.size(), 0);
                 });
             }
 
