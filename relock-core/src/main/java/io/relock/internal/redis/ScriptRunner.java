@@ -62,9 +62,11 @@ final class ScriptRunner {
     /** See {@link RedisGateway#eval(Script, ScriptOutputType, Budget, boolean, String[], String...)}. */
     <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, Budget budget, boolean repeat,
             String[] keys, String... args) {
-        String[] again = withRepeatFlag(args);
-        String[] first = repeat ? again : script.takesFewerArguments() ? withoutTrailingZeros(args) : args;
-        return retries.run(budget, attempt -> evalOnce(script, type, keys, attempt == 0 ? first : again));
+        // Only a repeat needs the flag: most calls succeed at once and never build that array.
+        String[] first = repeat ? withRepeatFlag(args)
+                : script.takesFewerArguments() ? withoutTrailingZeros(args) : args;
+        return retries.run(budget, attempt -> evalOnce(script, type, keys,
+                attempt == 0 || repeat ? first : withRepeatFlag(args)));
     }
 
     private static String[] withRepeatFlag(String[] args) {
