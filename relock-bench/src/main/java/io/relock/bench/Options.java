@@ -28,6 +28,9 @@ record Options(
         Path out,
         String heap) {
 
+    /** The warm-up before each window unless {@code --warmup} or {@code --quick} says otherwise. */
+    static final Duration DEFAULT_WARMUP = Duration.ofSeconds(2);
+
     static final List<String> ALL_SCENARIOS = List.of("S0", "S1", "S2", "S3", "S4", "S5", "S6", "S7");
 
     static final String USAGE = String.join("\n",
@@ -113,7 +116,7 @@ record Options(
         }
         return new Options(
                 window != null ? window : quick ? Duration.ofSeconds(1) : Duration.ofSeconds(5),
-                warmup != null ? warmup : quick ? Duration.ofMillis(500) : Duration.ofSeconds(2),
+                warmup != null ? warmup : quick ? Duration.ofMillis(500) : DEFAULT_WARMUP,
                 quick ? Duration.ofMillis(200) : Duration.ofMillis(300),
                 repeats != null ? repeats : 2,
                 scenarios != null ? scenarios : new LinkedHashSet<>(ALL_SCENARIOS),

@@ -49,10 +49,13 @@ final class ReportTables {
 
     String methodText() {
         Load.Timing mixed = new S6MixedFleet().timing("S6/r4x2-s2x1", report.options().timing());
+        Load.Timing s3 = new S3HandOff().timing("S3/w1c", report.options().timing());
+        Load.Timing s3LongHolds = new S3HandOff().timing("S3/w1c5", report.options().timing());
         return "each case in a fresh JVM per library (same flags), " + report.options().repeats() + " repeats alternating "
                 + "the order of the libraries; " + seconds(report.options().window()) + " window after " + seconds(report.options().warmup())
-                + " warm-up (S3: " + seconds(S3HandOff.shorter(report.options().timing()).window())
-                + " after " + seconds(S3HandOff.shorter(report.options().timing()).warmup()) + "; S6's mixed fleet: both "
+                + " warm-up (S3: " + seconds(s3.window()) + " after " + seconds(s3.warmup()) + ", "
+                + seconds(s3LongHolds.warmup()) + " with 5 ms holds: about "
+                + S3HandOff.warmupHandOffs(report.options().timing()) + " hand-offs, for the JIT; S6's mixed fleet: both "
                 + "libraries' clients in one JVM, " + seconds(mixed.window()) + " after " + seconds(mixed.warmup())
                 + "); values are medians "
                 + "(min–max over repeats); Relock/best peer is Relock's median over the better peer median";

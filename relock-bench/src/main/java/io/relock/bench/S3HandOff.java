@@ -1,5 +1,6 @@
 package io.relock.bench;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -164,21 +165,42 @@ final class S3HandOff implements Scenario {
     }
 
     /**
-     * Every case of S3 runs half the run's warm-up and window (1 s and 2.5 s by default), to keep
-     * the whole run near 18 minutes with seven cases and three libraries: a hand-off takes at
-     * least the {@value #HOLD_MILLIS} ms hold, so it runs at about 400 per second whatever the
-     * library (about 180 with {@code w1c5}'s 5 ms holds), and 2.5 s still give about a thousand
-     * hand-offs (450) for the percentiles. All cases alike, as they are read against each other
-     * (same client, other client, other JVM).
+     * Hand-offs a case warms up for with the default 2 s warm-up (scaled with {@code --warmup}):
+     * the JIT compiles a hand-off's path only after a couple of thousand of them. A two-client
+     * harness measured Relock's cross-client hand-off p50 at 471 µs over the first 2 000 and
+     * 253–289 µs over the next 6 000, and with a 1 s warm-up most of a 2.5 s window ran before
+     * compilation.
+     */
+    static final int WARMUP_HAND_OFFS = 3000;
+    /** What a hand-off adds to its hold, about, to turn hand-offs into warm-up time. */
+    private static final long HAND_OFF_ALLOWANCE_MICROS = 500;
+
+    /**
+     * Every case of S3 warms up for {@value #WARMUP_HAND_OFFS} hand-offs (7.5 s at
+     * {@value #HOLD_MILLIS} ms holds, 16.5 s at {@code w1c5}'s 5 ms; the run's warm-up, 2 s by
+     * default, scales it) and measures half the run's window (2.5 s by default): a hand-off takes
+     * at least its hold, so a case runs at about 400 hand-offs per second whatever the library
+     * (about 180 with 5 ms holds), and 2.5 s still give about a thousand (450) for the
+     * percentiles. All cases alike, as they are read against each other (same client, other
+     * client, other JVM).
      */
     @Override
     public Load.Timing timing(String caseId, Load.Timing given) {
-        return shorter(given);
+        long holdMicros = Shape.of(caseId).longHolds()
+                ? (LONG_HOLD_MIN_MILLIS + LONG_HOLD_MAX_MILLIS) * 1000 / 2 : HOLD_MILLIS * 1000;
+        return timing(given, holdMicros);
     }
 
-    /** S3's phases, from the run's. */
-    static Load.Timing shorter(Load.Timing given) {
-        return new Load.Timing(given.warmup().dividedBy(2), given.window().dividedBy(2), given.count());
+    /** S3's phases, from the run's, for holds of about {@code holdMicros}. */
+    static Load.Timing timing(Load.Timing given, long holdMicros) {
+        Duration warmup = Duration.ofMillis(Math.round(
+                warmupHandOffs(given) * (holdMicros + HAND_OFF_ALLOWANCE_MICROS) / 1000.0));
+        return new Load.Timing(warmup, given.window().dividedBy(2), given.count());
+    }
+
+    /** About how many hand-offs each case warms up for, given the run's phases. */
+    static long warmupHandOffs(Load.Timing given) {
+        return Math.round(WARMUP_HAND_OFFS * given.warmup().toMillis() / (double) Options.DEFAULT_WARMUP.toMillis());
     }
 
     @Override
