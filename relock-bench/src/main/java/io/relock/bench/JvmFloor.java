@@ -22,16 +22,16 @@ import java.util.concurrent.locks.LockSupport;
  * library, measured in the driver beside redis-benchmark's ceiling. redis-benchmark is one C
  * thread that sends and reads on its own; a JVM client hands each command to an I/O thread and
  * is woken when the reply is in, and on this machine that costs more than the round trip itself.
- * Two numbers, each a row of the S0 table:
+ * Three numbers, each a row of the S0 table:
  * <ul>
  *   <li>{@value #ROUND_TRIP}: a synchronous EVALSHA of S0's lock script from one thread, as a
  *       JVM client sees one round trip; an uncontended cycle is two of them;</li>
- *   <li>{@value #HAND_OFF}: the bare bones of a hand-off between two clients, shaped as S3's:
- *       after a {@value S3HandOff#HOLD_MILLIS} ms pause, one connection runs a script that
- *       deletes a key and publishes; another connection's listener completes a future that a
- *       thread is blocked on; measured from the call to that thread running. A lock library's
- *       hand-off cannot take less: its release is at least this script, and its waiter at
- *       least this wake-up.</li>
+ *   <li>{@value #HAND_OFF}: the bare bones of a hand-off, shaped as S3's, between two
+ *       connections of one client instance: after a {@value S3HandOff#HOLD_MILLIS} ms pause,
+ *       one connection runs a script that deletes a key and publishes; another connection's
+ *       listener completes a future that a thread is blocked on; measured from the call to
+ *       that thread running. A lock library's hand-off cannot take less: its release is at
+ *       least this script, and its waiter at least this wake-up.</li>
  *   <li>{@value #HAND_OFF_TWO_CLIENTS}: the same with the publishing and the listening
  *       connection in two client instances, each with its own I/O threads, as the participants
  *       of {@code S3/w1c} are. Reported beside the first, which stays the goals' yardstick: it
@@ -53,7 +53,7 @@ final class JvmFloor {
     private JvmFloor() {
     }
 
-    /** Runs both, each for about {@code window} after a warm-up as long (the JIT needs thousands of calls). */
+    /** Runs the three, each for about {@code window} after a warm-up as long (the JIT needs thousands of calls). */
     static List<S0Ceiling.Row> run(RedisServer server, Duration window, int repeat) throws Exception {
         RedisClient client = RedisClient.create(server.uri());
         RedisClient otherClient = RedisClient.create(server.uri());
