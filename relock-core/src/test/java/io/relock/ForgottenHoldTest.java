@@ -51,6 +51,26 @@ class ForgottenHoldTest extends SingleServerTest {
                 clients.create().getReadWriteLock("forgotten-rw").writeLock(), "forgotten-rw");
     }
 
+    /**
+     * History: the owner holds once; Redis counts a second hold of it that its client has not
+     * heard of (a re-entry whose reply is still on its way). The release of the one hold the
+     * client knows of sends no lease: Redis counts down to the other hold and leaves the key's
+     * expiry as it was, neither deleting the key nor renewing a hold that no one may renew.
+     */
+    @Test
+    void aLastReleaseLeavesAHoldRedisCountsAboveItWithItsExpiry() {
+        Relock relock = clients.create();
+        DistributedLock lock = relock.getLock("counted-above");
+        lock.lock(20, TimeUnit.SECONDS);
+        String field = relock.clientId() + ":" + Thread.currentThread().getId();
+        server.command("HINCRBY", "counted-above", field, "1");
+        server.command("PEXPIRE", "counted-above", "9000");
+        lock.unlock();
+        assertThat(server.command("HGET", "counted-above", field)).as("the hold Redis counted above").isEqualTo("1");
+        assertThat((Long) server.command("PTTL", "counted-above")).as("its expiry, left as it was")
+                .isBetween(1L, 9000L);
+    }
+
     private void checkTakenOver(Relock relock, Lock lock, Lock rival, String key) throws Exception {
         lock.lock();
         lock.unlock();

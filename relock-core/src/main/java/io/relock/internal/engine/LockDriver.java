@@ -68,6 +68,14 @@ public interface LockDriver {
             return sole && holdsBefore == 0 ? "1" : "0";
         }
 
+        /**
+         * The opposite of {@link #takeOver()}, {@code '0'} when a forgotten hold may be taken over: for
+         * a script whose trailing {@code '0'}s may be left out, so that a first {@code lock()} sends none.
+         */
+        public String countsForgottenHold() {
+            return sole && holdsBefore == 0 ? "0" : "1";
+        }
+
         /** Runs {@code script} for this call; the gateway appends the repeat flag. */
         public <T> CompletableFuture<T> eval(RedisGateway gateway, Script script, ScriptOutputType type, String[] keys,
                 String... args) {

@@ -39,7 +39,7 @@ public class ReentrantDriver extends KeyDriver {
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
         return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), queue, yield}, request.lease(), request.field(), request.takeOver(),
+                new String[] {keys.key(), queue, yield}, request.lease(), request.field(), request.countsForgottenHold(),
                 request.countBefore(), Long.toString(request.ticket()), Long.toString(request.queuedTicket()))
                 .thenApply(Attempt::fromTtl);
     }
@@ -54,9 +54,12 @@ public class ReentrantDriver extends KeyDriver {
 
     @Override
     public CompletableFuture<Long> release(Request request) {
+        // The release of the last hold the client knows of sends the field alone: both the lease
+        // and the count after it are '0' (see lock_release.lua), and every argument costs Redis.
+        int holds = request.holdsBefore();
         return request.eval(runtime.gateway(), Script.LOCK_RELEASE, ScriptOutputType.INTEGER,
-                new String[] {keys.key(), keys.channel(), queue, yield}, request.field(), request.lease(),
-                request.countBefore(), UnlockChannels.UNLOCK_MESSAGE);
+                new String[] {keys.key(), keys.channel(), queue, yield}, request.field(),
+                holds == 1 ? "0" : request.lease(), Integer.toString(holds - 1), UnlockChannels.UNLOCK_MESSAGE);
     }
 
     @Override

@@ -1,12 +1,13 @@
 -- Reentrant acquire (Redisson's layout): a hash of owner -> hold count, expiring after the lease.
 -- KEYS[1] lock key, KEYS[2] ticket queue, KEYS[3] yield (see grant.lua); ARGV[1] lease in ms; ARGV[2] owner
--- field; ARGV[3] '1' when a hold of this owner that its client does not know of may be taken over
--- (no other acquire of the owner is under way and it holds none, see LockDriver.Request), '0' if
--- not; ARGV[4] the owner's hold count before this call; ARGV[5] the ticket to queue with when the
--- lock is busy, '0' for an attempt that does not queue (a first attempt, a spin lock, a claim);
--- ARGV[6] the ticket this waiter queued with before, '0' if none: it leaves the queue, and a grant
--- to it is claimed; ARGV[7] '1' when this call may repeat one that already took effect. Trailing
--- '0's may be left out (Script.Arguments): a first attempt sends two or three arguments.
+-- field; ARGV[3] '0' when a hold of this owner that its client does not know of may be taken over
+-- (no other acquire of the owner is under way and it holds none, see LockDriver.Request), '1' if
+-- it counts as a re-entry; ARGV[4] the owner's hold count before this call; ARGV[5] the ticket to
+-- queue with when the lock is busy, '0' for an attempt that does not queue (a first attempt, a spin
+-- lock, a claim); ARGV[6] the ticket this waiter queued with before, '0' if none: it leaves the
+-- queue, and a grant to it is claimed; ARGV[7] '1' when this call may repeat one that already took
+-- effect. Trailing '0's may be left out (Script.Arguments): a first lock() sends two arguments,
+-- since every argument costs Redis a string and a slot in ARGV at each call.
 -- A waiter queues with a new ticket at each attempt, so a ticket names the one attempt that
 -- queued it: a grant to it happened after that attempt ran and before the next one did.
 -- Returns nil when acquired (or re-entered, or claimed a grant to one of these tickets), else the
@@ -43,12 +44,12 @@ if fields[1] then
         return nil
     end
     if ARGV[3] == '1' then
+        redis.call('hincrby', KEYS[1], field, '1')
+    else
         -- A hold its client no longer knows of (a failover lost its release, or an undo never
         -- arrived): this is a new hold, not a re-entry on top of it, or every later release
         -- would leave one behind and the lock would never be free again.
         redis.call('hset', KEYS[1], field, '1')
-    else
-        redis.call('hincrby', KEYS[1], field, '1')
     end
     redis.call('pexpire', KEYS[1], lease)
     if queued ~= '0' then
