@@ -65,7 +65,7 @@ public interface LockDriver {
 
         /** {@code '1'} when a hold this owner's client forgot may be taken over (see {@code sole}), else {@code '0'}. */
         public String takeOver() {
-            return sole && holdsBefore == 0 ? "1" : "0";
+            return mayTakeOver() ? "1" : "0";
         }
 
         /**
@@ -73,7 +73,11 @@ public interface LockDriver {
          * a script whose trailing {@code '0'}s may be left out, so that a first {@code lock()} sends none.
          */
         public String countsForgottenHold() {
-            return sole && holdsBefore == 0 ? "0" : "1";
+            return mayTakeOver() ? "0" : "1";
+        }
+
+        private boolean mayTakeOver() {
+            return sole && holdsBefore == 0;
         }
 
         /** Runs {@code script} for this call; the gateway appends the repeat flag. */
