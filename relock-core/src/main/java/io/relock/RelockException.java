@@ -1,9 +1,19 @@
 package io.relock;
 
 /**
- * Root of the unchecked exceptions Relock throws when Redis is in trouble: unreachable, too
- * slow, or answering with an error. A lock method never reports such trouble as "not
- * acquired"; it throws one of these, with the underlying client exception as the cause.
+ * Root of every unchecked exception Relock throws of its own, so one {@code catch} sees them all.
+ * Its subclasses say what happened:
+ * <ul>
+ *   <li>trouble with the store: {@link RelockConnectionException} (unreachable),
+ *       {@link RelockTimeoutException} (too slow), {@link RelockReplicaSyncException} (replicas did
+ *       not confirm), or a plain {@code RelockException} for an error reply, each with the
+ *       underlying client exception as the cause. A lock method never reports such trouble as
+ *       "not acquired";</li>
+ *   <li>{@link LockNotAcquiredException}: a face that turns "not acquired" into an error (reactive,
+ *       Kotlin, Spring) waited as long as it was allowed;</li>
+ *   <li>{@link LockLostException}: work that ran under a hold was stopped because the hold was
+ *       lost.</li>
+ * </ul>
  *
  * <p>Misuse is reported with the JDK's exceptions instead: {@link IllegalArgumentException} and
  * {@link NullPointerException} for bad arguments, {@link IllegalMonitorStateException} for

@@ -8,12 +8,14 @@ import io.relock.ListenerRegistration
 import io.relock.LockListener
 import io.relock.LockLostEvent
 import io.relock.LockLostException
+import io.relock.LockNotAcquiredException
 import io.relock.RelockException
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit.MILLISECONDS
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
+import kotlin.time.toJavaDuration
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Job
@@ -87,7 +89,7 @@ public suspend fun <T> DistributedLock.withLockSuspending(
 ): T {
     val outcome = lockAndRun(wait, lease) { block() }
     if (outcome === NotAcquired) {
-        throw LockNotAcquiredException(name, checkNotNull(wait) { "an unbounded wait ended without the lock" })
+        throw LockNotAcquiredException(name, checkNotNull(wait) { "an unbounded wait ended without the lock" }.toJavaDuration())
     }
     @Suppress("UNCHECKED_CAST")
     return outcome as T
@@ -158,7 +160,7 @@ public suspend fun <T> FencedLock.withTokenSuspending(
 ): T {
     val outcome = lockAndRun(wait, lease, block)
     if (outcome === NotAcquired) {
-        throw LockNotAcquiredException(name, checkNotNull(wait) { "an unbounded wait ended without the lock" })
+        throw LockNotAcquiredException(name, checkNotNull(wait) { "an unbounded wait ended without the lock" }.toJavaDuration())
     }
     @Suppress("UNCHECKED_CAST")
     return outcome as T

@@ -1,6 +1,7 @@
 package io.relock.kotlin
 
 import io.relock.LockLostException
+import io.relock.LockNotAcquiredException
 import io.relock.Relock
 import io.relock.RelockConfig
 import io.relock.testkit.Eventually

@@ -3,6 +3,7 @@ package io.relock.reactor;
 import io.relock.DistributedLock;
 import io.relock.FencedLock;
 import io.relock.LockLostException;
+import io.relock.LockNotAcquiredException;
 import io.relock.Relock;
 import io.relock.RelockException;
 import java.time.Duration;

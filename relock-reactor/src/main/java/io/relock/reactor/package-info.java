@@ -7,7 +7,7 @@
  *       {@code usingWhen}-shaped code. The owner lives in the subscriber's Reactor
  *       {@code Context}, so nested calls in one pipeline re-enter whichever thread runs them.</li>
  *   <li>{@link io.relock.reactor.ReactiveHold}: one hold, released once.</li>
- *   <li>{@link io.relock.reactor.LockNotAcquiredException}: a {@code tryWithLock} whose wait ran
+ *   <li>{@link io.relock.LockNotAcquiredException}: a {@code tryWithLock} whose wait ran
  *       out.</li>
  * </ul>
  *

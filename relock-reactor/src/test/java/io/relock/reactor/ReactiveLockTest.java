@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.relock.DistributedLock;
 import io.relock.LockInfo;
 import io.relock.LockLostException;
+import io.relock.LockNotAcquiredException;
 import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.testkit.Eventually;

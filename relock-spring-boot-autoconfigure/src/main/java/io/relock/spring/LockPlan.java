@@ -1,5 +1,6 @@
 package io.relock.spring;
 
+import io.relock.LockNotAcquiredException;
 import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;

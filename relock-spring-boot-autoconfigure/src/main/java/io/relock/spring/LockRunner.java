@@ -1,5 +1,7 @@
 package io.relock.spring;
 
+import io.relock.LockLostException;
+import io.relock.LockNotAcquiredException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -128,7 +130,7 @@ final class LockRunner {
             }
         }
         if (lost) {
-            LockLostException lostException = new LockLostException(request.names(), owner, lostCause);
+            LockLostException lostException = new LockLostException(request.names(), owner, lostCause, false);
             if (!throwOnLost) {
                 LOG.warn("{}", lostException.getMessage(), lostCause);
             } else if (failure == null) {
@@ -239,7 +241,7 @@ final class LockRunner {
             Throwable reported = failure;
             if (error instanceof IllegalMonitorStateException) {
                 // The lease ran out or the watchdog lost the lock: this owner no longer held it.
-                LockLostException lost = new LockLostException(request.names(), owner, error);
+                LockLostException lost = new LockLostException(request.names(), owner, error, false);
                 if (!throwOnLost) {
                     LOG.warn("{}", lost.getMessage(), error);
                 } else if (reported == null) {

@@ -1,5 +1,7 @@
 package io.relock.spring;
 
+import io.relock.LockLostException;
+import io.relock.LockNotAcquiredException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -96,18 +98,18 @@ final class ReactiveWithLock {
 
     /**
      * What the caller gets for an error of the guarded publisher: this call's own "not acquired"
-     * (only before the method was invoked) and "lease lost" become the Spring exceptions, and
-     * {@link WithLock#onNotAcquired()} decides about the first; any other error is passed on.
+     * (only before the method was invoked) and "lease lost" are told with every name of the call,
+     * and {@link WithLock#onNotAcquired()} decides about the first; any other error is passed on.
      */
     private static Publisher<Object> recover(Throwable error, boolean entered, LockPlan plan, LockRunner.Request request,
             DistributedLock lock, Duration waitTime, Object target, Object[] args) {
-        if (!entered && error instanceof io.relock.reactor.LockNotAcquiredException) {
+        if (!entered && error instanceof LockNotAcquiredException) {
             return fromCall(() -> plan.notAcquired(new LockNotAcquiredException(request.names(), waitTime, null),
                     target, args));
         }
-        if (error instanceof io.relock.LockLostException lost && !(error instanceof LockLostException)
+        if (error instanceof LockLostException lost && !lost.lockNames().equals(request.names())
                 && (lost.lockName().equals(lock.getName()) || request.names().contains(lost.lockName()))) {
-            return Mono.error(new LockLostException(request.names(), lost.ownerId(), lost));
+            return Mono.error(new LockLostException(request.names(), lost.ownerId(), lost, false));
         }
         return Mono.error(error);
     }

@@ -1,5 +1,6 @@
 package io.relock.spring;
 
+import io.relock.LockLostException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -231,7 +232,7 @@ public final class RelockLocks {
                 }
             }
             if (isLost()) {
-                LockLostException lostException = LockLostException.beforeCommit(lockNames, owner, lostCause);
+                LockLostException lostException = new LockLostException(lockNames, owner, lostCause, true);
                 rolledBackWith = lostException;
                 throw lostException;
             }

@@ -1,5 +1,6 @@
 package io.relock.spring;
 
+import io.relock.LockLostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

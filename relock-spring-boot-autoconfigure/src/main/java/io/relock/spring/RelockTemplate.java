@@ -1,5 +1,7 @@
 package io.relock.spring;
 
+import io.relock.LockLostException;
+import io.relock.LockNotAcquiredException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

@@ -1,5 +1,6 @@
 package io.relock.spring;
 
+import io.relock.LockLostException;
 import java.util.List;
 
 import org.springframework.beans.factory.config.BeanPostProcessor;

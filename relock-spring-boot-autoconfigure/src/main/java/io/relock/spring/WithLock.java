@@ -1,5 +1,7 @@
 package io.relock.spring;
 
+import io.relock.LockLostException;
+import io.relock.LockNotAcquiredException;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;

@@ -3,6 +3,8 @@ package io.relock.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relock.LockLostException;
+import io.relock.LockNotAcquiredException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -174,7 +176,7 @@ class WithLockFutureTest {
                     () -> !observer.getLock("bill:f6").isLocked());
             work.complete("paid");
             assertThatThrownBy(() -> call.get(10, TimeUnit.SECONDS)).cause().isInstanceOf(LockLostException.class)
-                    .isInstanceOf(io.relock.LockLostException.class).hasMessageContaining("'bill:f6' was lost");
+                    .isInstanceOf(LockLostException.class).hasMessageContaining("'bill:f6' was lost");
         });
     }
 

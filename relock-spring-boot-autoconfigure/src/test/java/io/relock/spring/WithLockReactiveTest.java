@@ -3,6 +3,8 @@ package io.relock.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.relock.LockLostException;
+import io.relock.LockNotAcquiredException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -177,7 +179,7 @@ class WithLockReactiveTest {
             assertThat(observer.forceUnlock("ledger:m5")).isTrue();
             Eventually.await(PROMPTLY, "the loss reached the subscriber", () -> !failures.isEmpty());
             assertThat(failures.get(0)).isInstanceOf(LockLostException.class)
-                    .isInstanceOf(io.relock.LockLostException.class).hasMessageContaining("'ledger:m5' was lost");
+                    .isInstanceOf(LockLostException.class).hasMessageContaining("'ledger:m5' was lost");
             assertThat(((LockLostException) failures.get(0)).lockNames()).containsExactly("ledger:m5");
             assertThat(cancelled).as("the method's publisher was cancelled").isTrue();
         });

@@ -1,5 +1,6 @@
 package io.relock.spring
 
+import io.relock.LockNotAcquiredException
 import io.relock.Relock
 import io.relock.RelockConfig
 import io.relock.testkit.Eventually
