@@ -14,8 +14,6 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -24,7 +22,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import java.util.zip.ZipEntry;
@@ -50,7 +47,6 @@ import org.w3c.dom.Node;
  */
 class ReleaseBundleTest {
 
-    private static final Duration BUILD_TIMEOUT = Duration.ofMinutes(15);
     /** Not published (maven.deploy.skip), built beside the published ones. */
     private static final String UNPUBLISHED_MODULE = "relock-cli";
     private static final List<String> SIGNATURE_AND_CHECKSUMS = List.of(".asc", ".md5", ".sha1");
@@ -191,42 +187,23 @@ class ReleaseBundleTest {
     }
 
     private static void runReleaseBuild(Path effective, Path log) throws IOException, InterruptedException {
-        Path mvn = Path.of(property("relock.maven.home"), "bin", "mvn");
         Set<String> modules = new TreeSet<>(published);
         modules.add("relock-bom");
         modules.add(UNPUBLISHED_MODULE);
-        List<String> command = new ArrayList<>(List.of(
-                mvn.toString(), "-B", "--no-transfer-progress",
-                "-f", copy.resolve("pom.xml").toString(),
-                "-Dmaven.repo.local=" + property("relock.maven.repo.local"),
-                "-Prelease",
-                "-pl", "." + modules.stream().map(module -> "," + module).collect(Collectors.joining()), "-am",
-                // A check of the bundle, not of the code: the suite already ran in this build.
-                "-DskipTests", "-Dinvoker.skip=true", "-Djapicmp.skip=true",
-                // Nothing of this copy goes to the local repository or to the portal.
-                "-Dmaven.install.skip=true", "-DskipUpload=true",
-                "deploy",
-                "org.apache.maven.plugins:maven-help-plugin:3.5.1:effective-pom", "-Doutput=" + effective));
-        ProcessBuilder builder = new ProcessBuilder(command)
-                .directory(copy.toFile())
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile());
-        builder.environment().put("MAVEN_GPG_KEY", key.armoredSecretKey());
-        builder.environment().put("MAVEN_GPG_PASSPHRASE", key.passphrase());
-        builder.environment().remove("MAVEN_GPG_KEY_FINGERPRINT");
-
-        Process build = builder.start();
-        if (!build.waitFor(BUILD_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-            build.descendants().forEach(ProcessHandle::destroyForcibly);
-            build.destroyForcibly().waitFor();
-            fail("The release build took more than %s; its log: %s", BUILD_TIMEOUT, log);
-        }
-        if (build.exitValue() != 0) {
-            List<String> lines = Files.readAllLines(log);
-            fail("%s failed (exit %d); the end of its log (all of it in %s):%n%s", String.join(" ", command),
-                    build.exitValue(), log,
-                    String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size())));
-        }
+        Maven.run(copy.resolve("pom.xml"), log,
+                Map.of("MAVEN_GPG_KEY", key.armoredSecretKey(), "MAVEN_GPG_PASSPHRASE", key.passphrase(),
+                        // A maintainer's own setting would name another key (empty: unset).
+                        "MAVEN_GPG_KEY_FINGERPRINT", ""),
+                List.of("-Prelease",
+                        "-pl", "." + modules.stream().map(module -> "," + module).collect(Collectors.joining()),
+                        "-am",
+                        // A check of the bundle, not of the code: the suite runs in the build around.
+                        "-DskipTests", "-Dinvoker.skip=true", "-Djapicmp.skip=true",
+                        // Nothing of this copy goes to the local repository or to the portal.
+                        "-Dmaven.install.skip=true", "-DskipUpload=true",
+                        "deploy",
+                        "org.apache.maven.plugins:maven-help-plugin:3.5.1:effective-pom", "-Doutput=" + effective))
+                .passed();
     }
 
     /** The working tree without build output or Git's files. */
@@ -359,9 +336,6 @@ class ReleaseBundleTest {
     }
 
     private static String property(String name) {
-        String value = System.getProperty(name);
-        assertThat(value).as("system property %s (set by the module's surefire configuration)", name)
-                .isNotBlank();
-        return value;
+        return Maven.property(name);
     }
 }
