@@ -85,9 +85,15 @@ import reactor.util.context.ContextView;
  *
  * <h2>Threads</h2>
  * The work is subscribed to on the thread that completed the acquire (one of Relock's or
- * Lettuce's), and the result signals on the thread that completed the release; add
- * {@code publishOn} or {@code subscribeOn} to run blocking work elsewhere. Instances are
- * immutable and thread-safe; one may serve any number of pipelines.
+ * Lettuce's; for an uncontended acquire usually the client's I/O thread, which reads Redis's
+ * replies), and the result signals on the thread that completed the release. Work that blocks,
+ * and above all work that makes a blocking call of Relock ({@code lock.getHoldCount()},
+ * {@code isHeldByThread}, {@code relock.getLockInfo}, {@code lock()}), must move off that
+ * thread first: {@code lock.withLock(Mono.fromCallable(blocking).subscribeOn(Schedulers.boundedElastic()))},
+ * or {@code publishOn(Schedulers.boundedElastic())} before the blocking step. A blocking call of
+ * Relock made on one of its own I/O threads would wait for a reply that thread must read; it
+ * fails at once with an {@link IllegalStateException} saying so (an acquire sends nothing
+ * then). Instances are immutable and thread-safe; one may serve any number of pipelines.
  */
 public final class ReactiveLock {
 
