@@ -71,6 +71,13 @@ import kotlinx.coroutines.withContext
  * the release. Locks that cannot report lost holds (a [DistributedLock] not made by
  * [io.relock.Relock]) are not watched, except for a fixed lease's end.
  *
+ * **Threads.** The block runs on the calling coroutine's dispatcher. A blocking call inside it
+ * (`lock.holdCount`, `isHeldByThread`, `relock.getLockInfo`) blocks that dispatcher's thread:
+ * wrap it in `withContext(Dispatchers.IO)`. Under `Dispatchers.Unconfined` the block resumes on
+ * the thread that completed the acquire, often Relock's own I/O thread, where a blocking call of
+ * Relock would wait for a reply that thread must read: it fails at once with an
+ * [IllegalStateException] instead.
+ *
  * **Release.** The release runs in a [NonCancellable] context, so a cancelled block still
  * releases. If the release fails, its exception is suppressed onto the block's failure when
  * the block failed, and thrown otherwise (the value is then lost).

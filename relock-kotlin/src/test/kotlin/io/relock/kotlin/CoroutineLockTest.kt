@@ -315,6 +315,30 @@ internal class CoroutineLockTest {
     }
 
     @Test
+    fun aBlockingCallOnRelocksOwnIoThreadFailsAtOnceNamingWithContext(): Unit = runBlocking {
+        val lock = client().getLock("unconfined")
+        // Paused, so that the acquire's reply surely completes on the client's I/O thread, where
+        // the Unconfined block then resumes.
+        server.pause()
+        val work = try {
+            async(Dispatchers.Unconfined) {
+                runCatching { lock.withLockSuspending { lock.isHeldByThread(1) } }
+            }
+        } finally {
+            server.resume()
+        }
+        val failure = withTimeout(PROMPTLY) { work.await() }.exceptionOrNull()
+        assertThat(failure).isInstanceOf(IllegalStateException::class.java)
+            .hasMessageContaining("lock 'unconfined'").hasMessageContaining("withContext(Dispatchers.IO)")
+        assertThat(lock.isLocked).`as`("released after the failure").isFalse()
+        val moved = lock.withLockSuspending {
+            val owner = checkNotNull(coroutineContext[LockOwner]).id
+            withContext(Dispatchers.IO) { lock.isHeldByThread(owner) }
+        }
+        assertThat(moved).`as`("the same call moved off with withContext(Dispatchers.IO)").isTrue()
+    }
+
+    @Test
     fun badLeasesAreRejectedBeforeAnythingIsSent(): Unit = runBlocking {
         val lock = client().getLock("bad-lease")
         for (lease in listOf(Duration.ZERO, (-1).seconds, 500.milliseconds / 1000, Duration.INFINITE)) {
