@@ -21,7 +21,8 @@ import reactor.core.scheduler.Schedulers;
 /**
  * One hold of a lock taken by {@link ReactiveLock#acquire()} or
  * {@link ReactiveLock#tryAcquire(java.time.Duration)} for an owner id (not a thread), to be
- * released once with {@link #release()}, for example by {@code Mono.usingWhen}:
+ * released once with {@link #release()}, for example by {@code usingWhen}, with the work stopped
+ * if the hold is lost:
  *
  * <pre>{@code
  * Flux.usingWhen(orders.acquire(),
@@ -74,7 +75,12 @@ public final class ReactiveHold {
         hold.registration = lock.addLostListener(owner, hold::onLost);
         if (leaseMillis > 0) {
             // Core watches only renewed holds: a fixed lease's end is this hold's to report.
-            hold.leaseEnd = Schedulers.parallel().schedule(hold::onLeaseRunOut, leaseMillis, TimeUnit.MILLISECONDS);
+            try {
+                hold.leaseEnd = Schedulers.parallel().schedule(hold::onLeaseRunOut, leaseMillis, TimeUnit.MILLISECONDS);
+            } catch (RuntimeException rejected) {
+                hold.registration.close();
+                throw rejected;
+            }
         }
         return hold;
     }
