@@ -47,7 +47,7 @@ internal class LeaseLossTest {
         val PROMPTLY: Duration = 10.seconds
 
         /** Short enough for a test, long enough that the block is running when it ends. */
-        val SHORT_LEASE: Duration = 500.milliseconds
+        val SHORT_LEASE: Duration = 1.seconds
     }
 
     private lateinit var server: RedisServer
@@ -178,7 +178,7 @@ internal class LeaseLossTest {
         assertThat((failure as LockLostException).lockName()).isEqualTo(name)
         if (!forceUnlock) {
             assertThat(failure).hasCauseInstanceOf(TimeoutException::class.java)
-                .hasMessageContaining("lease of 500 ms ran out")
+                .hasMessageContaining("lease of ${SHORT_LEASE.inWholeMilliseconds} ms ran out")
         }
         val blockCause = withTimeout(PROMPTLY) { blockCancelledWith.await() }
         assertThat(generateSequence(blockCause) { it.cause }.toList()).`as`("the block's cancellation and its causes")

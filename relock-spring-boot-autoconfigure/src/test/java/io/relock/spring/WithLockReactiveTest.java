@@ -305,7 +305,7 @@ class WithLockReactiveTest {
             return items;
         }
 
-        @WithLock(name = "ledger", key = "#id", waitTime = "0", leaseTime = "500ms")
+        @WithLock(name = "ledger", key = "#id", waitTime = "0", leaseTime = "1s")
         public Flux<Integer> streamLeased(String id, Flux<Integer> items) {
             runs.incrementAndGet();
             return items;
