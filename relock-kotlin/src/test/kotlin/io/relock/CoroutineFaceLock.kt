@@ -80,7 +80,13 @@ internal class CoroutineFaceLock(
             return
         }
         hold.release.complete(Unit)
-        await(hold.coroutine.asCompletableFuture())
+        try {
+            await(hold.coroutine.asCompletableFuture())
+        } catch (lost: LockLostException) {
+            // The face stops a block whose fixed lease ran out; its release then found the hold
+            // gone, which is what unlock() reports.
+            throw lost.suppressed.filterIsInstance<IllegalMonitorStateException>().firstOrNull() ?: lost
+        }
     }
 
     override fun isHeldByCurrentThread(): Boolean = lock.isHeldByThread(owner().id)

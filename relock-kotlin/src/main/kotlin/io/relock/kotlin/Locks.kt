@@ -12,19 +12,24 @@ import io.relock.LockNotAcquiredException
 import io.relock.RelockException
 import java.util.concurrent.CompletableFuture
 import java.util.concurrent.TimeUnit.MILLISECONDS
+import java.util.concurrent.TimeUnit.NANOSECONDS
+import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.toJavaDuration
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.ensureActive
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.job
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.withContext
 
 /**
@@ -51,13 +56,27 @@ import kotlinx.coroutines.withContext
  *
  * **Lease.** With `lease == null` the client's watchdog renews the hold while the block runs
  * ([io.relock.RelockConfig.watchdogTimeout]). With a `lease` the hold ends when the lease does,
- * whether the block is done or not, and nothing tells the block.
+ * whether the block is done or not: the block is then stopped as for a loss (below). The lease
+ * is counted from the acquire's reply, so the block is cancelled at most that reply's latency
+ * after Redis dropped the hold; give the lease a margin.
  *
  * **Losing the hold.** If the watchdog finds the hold gone (force-unlocked, expired while Redis
- * was unreachable), the block's scope is cancelled with a [CancellationException] whose cause
- * is a [LockLostException], and `withLockSuspending` throws that [LockLostException] once the block has
- * ended, even if the block caught the cancellation and returned. Locks that cannot report lost
- * holds (a [DistributedLock] not made by [io.relock.Relock]) are not watched.
+ * was unreachable) or cannot renew it in time, at its next renewal (at most
+ * `watchdogTimeout / 3` later), or when a fixed `lease` runs out, the block's scope is cancelled
+ * with a [CancellationException] whose cause is a [LockLostException] (so its suspension points
+ * throw, and its child coroutines are cancelled: cancellation is cooperative, code that never
+ * suspends nor checks `isActive` runs on), and `withLockSuspending` throws that
+ * [LockLostException] once the block has ended, even if the block caught the cancellation and
+ * returned. A force-unlock of a fixed-lease hold is noticed only when the lease runs out, or at
+ * the release. Locks that cannot report lost holds (a [DistributedLock] not made by
+ * [io.relock.Relock]) are not watched, except for a fixed lease's end.
+ *
+ * **Threads.** The block runs on the calling coroutine's dispatcher. A blocking call inside it
+ * (`lock.holdCount`, `isHeldByThread`, `relock.getLockInfo`) blocks that dispatcher's thread:
+ * wrap it in `withContext(Dispatchers.IO)`. Under `Dispatchers.Unconfined` the block resumes on
+ * the thread that completed the acquire, often Relock's own I/O thread, where a blocking call of
+ * Relock would wait for a reply that thread must read: it fails at once with an
+ * [IllegalStateException] instead.
  *
  * **Release.** The release runs in a [NonCancellable] context, so a cancelled block still
  * releases. If the release fails, its exception is suppressed onto the block's failure when
@@ -77,8 +96,8 @@ import kotlinx.coroutines.withContext
  * @throws LockLostException if the hold was lost while the block ran
  * @throws IllegalArgumentException if `lease` is not null and not a finite duration of at least
  *     1 ms; nothing is then sent to Redis
- * @throws IllegalMonitorStateException if the hold was gone by the release without the watchdog
- *     reporting it (a fixed `lease` ran out)
+ * @throws IllegalMonitorStateException if the hold was gone by the release without a loss
+ *     reported first (a fixed-lease hold force-unlocked while the block ran)
  * @throws RelockException if Redis fails while acquiring (the block does not run) or releasing
  * @throws CancellationException if the calling coroutine is cancelled
  */
@@ -188,7 +207,7 @@ private suspend fun <T> DistributedLock.lockAndRun(
     val owner = inherited ?: LockOwner.new()
     val watch = LossWatch.start(this, owner.id)
     val token = try {
-        acquire(owner.id, waitMillis, leaseMillis)
+        acquire(owner.id, waitMillis, leaseMillis, watch)
     } catch (failure: Throwable) {
         watch.close()
         throw failure
@@ -197,7 +216,7 @@ private suspend fun <T> DistributedLock.lockAndRun(
         watch.close()
         return NotAcquired
     }
-    return runHolding(owner, addOwner = inherited == null, watch) { block(token) }
+    return runHolding(owner, addOwner = inherited == null, watch, leaseMillis) { block(token) }
 }
 
 /**
@@ -206,7 +225,7 @@ private suspend fun <T> DistributedLock.lockAndRun(
  * waiting, it cancels the stage (the lock's client then leaves the queue and releases a hold won
  * in the race) and releases a hold the stage had already granted.
  */
-private suspend fun DistributedLock.acquire(owner: Long, waitMillis: Long?, leaseMillis: Long): Long? {
+private suspend fun DistributedLock.acquire(owner: Long, waitMillis: Long?, leaseMillis: Long, watch: LossWatch): Long? {
     val fenced = this as? FencedLock
     val stage: CompletableFuture<*> = when {
         fenced != null && waitMillis == null ->
@@ -216,6 +235,8 @@ private suspend fun DistributedLock.acquire(owner: Long, waitMillis: Long?, leas
         waitMillis == null -> lockAsync(leaseMillis, MILLISECONDS, owner).toCompletableFuture()
         else -> tryLockAsync(waitMillis, leaseMillis, MILLISECONDS, owner).toCompletableFuture()
     }
+    // When the reply came, not when this coroutine resumes: a fixed lease is counted from it.
+    stage.whenComplete { _, _ -> watch.replied() }
     try {
         return tokenOf(stage.await(), bounded = waitMillis != null)
     } catch (cancelled: CancellationException) {
@@ -247,18 +268,28 @@ private suspend fun <T> DistributedLock.runHolding(
     owner: LockOwner,
     addOwner: Boolean,
     watch: LossWatch,
+    leaseMillis: Long,
     block: suspend CoroutineScope.() -> T,
 ): T {
     val outcome: Result<T> = try {
-        val value = if (addOwner) {
-            withContext(owner) {
-                watch.attach(coroutineContext.job)
-                block()
-            }
-        } else {
-            coroutineScope {
-                watch.attach(coroutineContext.job)
-                block()
+        val value = coroutineScope {
+            // On Default, not the caller's dispatcher, which a block that blocks may be holding.
+            val leaseEnd = if (leaseMillis > 0) launch(Dispatchers.Default) { watch.leaseRunsOut(leaseMillis) } else null
+            try {
+                if (addOwner) {
+                    withContext(owner) {
+                        watch.attach(coroutineContext.job)
+                        block()
+                    }
+                } else {
+                    coroutineScope {
+                        watch.attach(coroutineContext.job)
+                        block()
+                    }
+                }
+            } finally {
+                // After the block's children too: the scopes above wait for them.
+                leaseEnd?.cancel()
             }
         }
         Result.success(value)
@@ -326,8 +357,8 @@ private fun leaseMillis(lease: Duration?): Long {
 
 /**
  * Watches one hold for loss: registered with the lock for the owner before the acquire, it
- * records the first loss as a [LockLostException] and cancels the block's scope with it once
- * the scope is [attached][attach].
+ * records the first loss (reported by the lock, or a fixed lease's end) as a
+ * [LockLostException] and cancels the block's scope with it once the scope is [attached][attach].
  */
 private class LossWatch private constructor(private val lockName: String, private val owner: Long) : LockListener {
 
@@ -342,8 +373,25 @@ private class LossWatch private constructor(private val lockName: String, privat
     val lost: LockLostException?
         get() = lostHold.get()
 
+    @Volatile
+    private var repliedAtNanos = System.nanoTime()
+
     override fun onLockLost(event: LockLostEvent) {
-        val exception = LockLostException(lockName, owner, event.cause())
+        report(LockLostException(lockName, owner, event.cause()))
+    }
+
+    /** The acquire's reply arrived: a fixed lease runs from now. */
+    fun replied() {
+        repliedAtNanos = System.nanoTime()
+    }
+
+    /** Suspends until the fixed lease, counted from the acquire's reply, is over; then reports the loss. */
+    suspend fun leaseRunsOut(leaseMillis: Long) {
+        delay(leaseMillis - NANOSECONDS.toMillis(System.nanoTime() - repliedAtNanos))
+        report(LockLostException(lockName, owner, TimeoutException("its fixed lease of $leaseMillis ms ran out")))
+    }
+
+    private fun report(exception: LockLostException) {
         if (lostHold.compareAndSet(null, exception)) {
             scope?.let { cancel(it, exception) }
         }

@@ -161,7 +161,7 @@ internal class CoroutineLockTest {
                 runCatching { lock.withLockSuspending(wait = 200.milliseconds) { "entered" } }.exceptionOrNull()
             }
             assertThat(waiter.await()).isInstanceOf(LockNotAcquiredException::class.java)
-                .hasMessageContaining("family").hasMessageContaining("200ms")
+                .hasMessageContaining("family").hasMessageContaining("200 ms")
             assertThat(relock.holdCount("family", owner)).isEqualTo(1)
         }
         assertThat(lock.isLocked).isFalse()
@@ -295,24 +295,47 @@ internal class CoroutineLockTest {
     @Test
     fun aHoldGoneByTheReleaseIsReportedAndSuppressedOntoTheBlocksFailure(): Unit = runBlocking {
         val lock = client().getLock("short")
-        val rival = client().getLock("short")
-        // A fixed lease is not renewed: once the rival has the lock, the block's hold is gone.
-        suspend fun rivalTakesOver() = assertThat(
-            rival.tryLockAsync(PROMPTLY.inWholeMilliseconds, 200, MILLISECONDS, Relock.newOwnerId()).await(),
-        ).isTrue()
+        val other = client()
+        // A fixed lease is not renewed, so nothing notices a force-unlock before its end (30 s):
+        // only the release finds the hold gone.
+        fun forceUnlocked() = assertThat(other.getLock("short").forceUnlock()).isTrue()
 
-        val returned = runCatching { lock.withLockSuspending(lease = 200.milliseconds) { rivalTakesOver() } }
+        val returned = runCatching { lock.withLockSuspending(lease = 30.seconds) { forceUnlocked() } }
         assertThat(returned.exceptionOrNull()).isInstanceOf(IllegalMonitorStateException::class.java)
             .hasMessageContaining("short")
 
         val failed = runCatching {
-            lock.withLockSuspending(lease = 200.milliseconds) {
-                rivalTakesOver()
+            lock.withLockSuspending(lease = 30.seconds) {
+                forceUnlocked()
                 throw IllegalStateException("the block failed")
             }
         }.exceptionOrNull()
         assertThat(failed).isInstanceOf(IllegalStateException::class.java).hasMessage("the block failed")
         assertThat(failed!!.suppressed).singleElement().isInstanceOf(IllegalMonitorStateException::class.java)
+    }
+
+    @Test
+    fun aBlockingCallOnRelocksOwnIoThreadFailsAtOnceNamingWithContext(): Unit = runBlocking {
+        val lock = client().getLock("unconfined")
+        // Paused, so that the acquire's reply surely completes on the client's I/O thread, where
+        // the Unconfined block then resumes.
+        server.pause()
+        val work = try {
+            async(Dispatchers.Unconfined) {
+                runCatching { lock.withLockSuspending { lock.isHeldByThread(1) } }
+            }
+        } finally {
+            server.resume()
+        }
+        val failure = withTimeout(PROMPTLY) { work.await() }.exceptionOrNull()
+        assertThat(failure).isInstanceOf(IllegalStateException::class.java)
+            .hasMessageContaining("lock 'unconfined'").hasMessageContaining("withContext(Dispatchers.IO)")
+        assertThat(lock.isLocked).`as`("released after the failure").isFalse()
+        val moved = lock.withLockSuspending {
+            val owner = checkNotNull(coroutineContext[LockOwner]).id
+            withContext(Dispatchers.IO) { lock.isHeldByThread(owner) }
+        }
+        assertThat(moved).`as`("the same call moved off with withContext(Dispatchers.IO)").isTrue()
     }
 
     @Test

@@ -58,10 +58,22 @@ import reactor.util.context.ContextView;
  * its lease.
  *
  * <h2>Lease loss</h2>
- * While the lock is held, its loss (the lease ran out, the watchdog could not renew it in time,
- * or another client force-unlocked it) cancels the work, and the result errors with
- * {@link LockLostException}. A loss noticed only at the release (Redis no longer had the hold)
- * errors the same way.
+ * While the lock is held, its loss cancels the work, for a {@code Mono} and a {@code Flux} alike:
+ * the subscription to the work is cancelled (its {@code doOnCancel} runs, nothing more is
+ * requested from it, and a value it still emits is dropped), the hold is released (once; Redis
+ * has usually dropped it already), and the result errors with {@link LockLostException}. A
+ * {@code Flux} result may have passed on values before the loss, never after it. A hold is lost
+ * when:
+ * <ul>
+ *   <li>the watchdog finds it gone from Redis (another client force-unlocked it, or it expired
+ *       while Redis was unreachable) or cannot renew it before its lease runs out: noticed at
+ *       the watchdog's next renewal, at most {@code watchdogTimeout / 3} after it went;</li>
+ *   <li>a fixed {@code leaseTime} runs out: counted by this face from the acquire's reply, so
+ *       the work is stopped at most that reply's latency after Redis dropped the hold (give the
+ *       lease a margin). A force-unlock of a fixed-lease hold is noticed only then, or at the
+ *       release.</li>
+ * </ul>
+ * A loss noticed only at the release (Redis no longer had the hold) errors the same way.
  *
  * <h2>Failures</h2>
  * When Redis fails while acquiring, the result errors with the {@link RelockException} and the
@@ -73,9 +85,15 @@ import reactor.util.context.ContextView;
  *
  * <h2>Threads</h2>
  * The work is subscribed to on the thread that completed the acquire (one of Relock's or
- * Lettuce's), and the result signals on the thread that completed the release; add
- * {@code publishOn} or {@code subscribeOn} to run blocking work elsewhere. Instances are
- * immutable and thread-safe; one may serve any number of pipelines.
+ * Lettuce's; for an uncontended acquire usually the client's I/O thread, which reads Redis's
+ * replies), and the result signals on the thread that completed the release. Work that blocks,
+ * and above all work that makes a blocking call of Relock ({@code lock.getHoldCount()},
+ * {@code isHeldByThread}, {@code relock.getLockInfo}, {@code lock()}), must move off that
+ * thread first: {@code lock.withLock(Mono.fromCallable(blocking).subscribeOn(Schedulers.boundedElastic()))},
+ * or {@code publishOn(Schedulers.boundedElastic())} before the blocking step. A blocking call of
+ * Relock made on one of its own I/O threads would wait for a reply that thread must read; it
+ * fails at once with an {@link IllegalStateException} saying so (an acquire sends nothing
+ * then). Instances are immutable and thread-safe; one may serve any number of pipelines.
  */
 public final class ReactiveLock {
 
@@ -175,9 +193,9 @@ public final class ReactiveLock {
 
     /**
      * Runs {@code work} holding the lock for at most {@code leaseTime}, waiting as long as it
-     * takes. There is no renewal: if the work outlasts the lease, Redis drops the hold and the
-     * result errors with {@link LockLostException} (at the latest when the release finds the hold
-     * gone).
+     * takes. There is no renewal: if the work outlasts the lease, Redis drops the hold, the work
+     * is cancelled when the lease runs out (counted from the acquire's reply), and the result
+     * errors with {@link LockLostException}.
      *
      * @param <T> the type of the work's value
      * @param leaseTime how long a hold lasts at most; at least 1 ms
@@ -195,7 +213,8 @@ public final class ReactiveLock {
     /**
      * Runs {@code work} holding the lock, waiting as long as it takes; the watchdog renews the
      * lease. The work's values pass on while the lock is held; completion and errors come after
-     * the release.
+     * the release. If the hold is lost, the subscription to {@code work} is cancelled (no value
+     * passes on after the loss) and the result errors with {@link LockLostException}.
      *
      * @param <T> the type of the work's values
      * @param work what to subscribe to while holding the lock
@@ -209,7 +228,8 @@ public final class ReactiveLock {
 
     /**
      * Runs {@code work} holding the lock for at most {@code leaseTime}, as
-     * {@link #withLock(Duration, Mono)}.
+     * {@link #withLock(Duration, Mono)}: when the lease runs out the subscription to
+     * {@code work} is cancelled and the result errors with {@link LockLostException}.
      *
      * @param <T> the type of the work's values
      * @param leaseTime how long a hold lasts at most; at least 1 ms
@@ -304,7 +324,10 @@ public final class ReactiveLock {
      * it; {@code Mono.usingWhen(lock.acquire(), hold -> work, ReactiveHold::release)} does.
      * Cancelled while waiting, the wait is abandoned and nothing stays held. The hold is not
      * written into any context: work that should re-enter it needs
-     * {@code contextWrite(ReactiveLock.ownedBy(hold.owner()))}.
+     * {@code contextWrite(ReactiveLock.ownedBy(hold.owner()))}. Nothing stops the work on a
+     * loss unless it is wrapped in {@link ReactiveHold#whileHeld(Flux)} (or its {@code Mono}
+     * form): {@code Flux.usingWhen(lock.acquire(), hold -> hold.whileHeld(work),
+     * ReactiveHold::release)}.
      *
      * @return the hold; errors with {@link RelockException} if Redis fails
      */
@@ -313,7 +336,8 @@ public final class ReactiveLock {
     }
 
     /**
-     * Acquires the lock for at most {@code leaseTime} (no renewal), as {@link #acquire()}.
+     * Acquires the lock for at most {@code leaseTime} (no renewal), as {@link #acquire()}; the
+     * hold's {@link ReactiveHold#lost()} reports the lease's end as a loss.
      *
      * @param leaseTime how long the hold lasts at most; at least 1 ms
      * @return the hold; errors with {@link RelockException} if Redis fails
@@ -390,7 +414,7 @@ public final class ReactiveLock {
 
     /** The work under the hold: stopped by the hold's loss, the hold released however it ends. */
     private static <T> Mono<T> inside(ReactiveHold hold, Mono<T> work) {
-        return work.or(untilLost(hold))
+        return hold.whileHeld(work)
                 .onErrorResume(failure -> releaseAfter(hold, failure))
                 .flatMap(value -> hold.release().thenReturn(value))
                 .switchIfEmpty(Mono.defer(() -> hold.release().then(Mono.<T>empty())))
@@ -398,15 +422,10 @@ public final class ReactiveLock {
     }
 
     private static <T> Flux<T> inside(ReactiveHold hold, Flux<T> work) {
-        return work.takeUntilOther(untilLost(hold))
+        return hold.whileHeld(work)
                 .onErrorResume(failure -> releaseAfter(hold, failure))
                 .concatWith(Mono.defer(() -> hold.release().then(Mono.<T>empty())))
                 .doOnCancel(() -> releaseDetached(hold));
-    }
-
-    /** Errors with the hold's {@link LockLostException}; otherwise never signals. */
-    private static <T> Mono<T> untilLost(ReactiveHold hold) {
-        return hold.lost().then(Mono.never());
     }
 
     /** Releases after the work failed, then passes the failure on, a failed release suppressed in it. */
@@ -458,7 +477,7 @@ public final class ReactiveLock {
                 } else {
                     ReactiveHold hold;
                     try {
-                        hold = ReactiveHold.acquired(lock, owner, result instanceof Long token ? token : null);
+                        hold = ReactiveHold.acquired(lock, owner, result instanceof Long token ? token : null, lease);
                     } catch (RuntimeException listening) {
                         // The loss could not be watched (the client is closing): give the hold back.
                         lock.unlockAsync(owner);

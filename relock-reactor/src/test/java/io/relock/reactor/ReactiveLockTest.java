@@ -297,24 +297,26 @@ class ReactiveLockTest {
     }
 
     @Test
-    void aLostHoldStopsAFlux() {
-        Relock shortLeased = client(Duration.ofMillis(1500));
-        ReactiveLock lock = ReactiveLock.of(shortLeased.getLock("lost-flux"));
-        StepVerifier.create(lock.withLock(Flux.interval(Duration.ofMillis(50))).subscribeOn(Schedulers.parallel()))
-                .expectNext(0L)
-                .then(() -> assertThat(relock.getLock("lost-flux").forceUnlock()).isTrue())
-                .thenConsumeWhile(tick -> true)
-                .expectError(LockLostException.class)
-                .verify(PROMPTLY);
-    }
-
-    @Test
-    void aLeaseThatRunsOutUnderTheWorkIsReportedAtTheRelease() {
-        Mono<Long> outlasting = Mono.delay(Duration.ofMillis(400));
+    void aLeaseThatRunsOutUnderTheWorkCancelsIt() {
+        AtomicBoolean cancelled = new AtomicBoolean();
+        Mono<Long> outlasting = Mono.delay(Duration.ofSeconds(30)).doOnCancel(() -> cancelled.set(true));
         StepVerifier.create(onParallel(face("leased").withLock(Duration.ofMillis(100), outlasting)))
                 .expectError(LockLostException.class)
                 .verify(PROMPTLY);
+        assertThat(cancelled).as("the work was cancelled when the lease ran out").isTrue();
         assertFree("leased");
+    }
+
+    @Test
+    void aHoldWhoseLeaseRanOutUnwatchedSaysSoAtTheRelease() {
+        Mono<Void> late = face("unwatched").acquire(Duration.ofMillis(100))
+                .delayUntil(hold -> Mono.delay(Duration.ofMillis(400)))
+                .flatMap(ReactiveHold::release);
+        StepVerifier.create(onParallel(late))
+                .expectErrorSatisfies(error -> assertThat(error).isInstanceOf(LockLostException.class)
+                        .hasMessageContaining("unwatched"))
+                .verify(PROMPTLY);
+        assertFree("unwatched");
     }
 
     @Test

@@ -26,7 +26,9 @@ import reactor.core.publisher.Mono;
  * <p>Errors arrive in the returned publisher, nothing is thrown from the call: a bad key's
  * {@code IllegalArgumentException}; not acquired → what {@link WithLock#onNotAcquired()} says
  * ({@link LockNotAcquiredException}, an empty publisher, or the fallback's publisher); the lease
- * lost → the method's publisher is cancelled and the caller's errors with
+ * lost (force-unlocked, not renewed in time, or a fixed {@code leaseTime} run out) → the
+ * subscription to the method's {@code Mono} or {@code Flux} is cancelled (its {@code doOnCancel}
+ * runs; no value passes on after the loss) and the caller's publisher errors with
  * {@link LockLostException}; Redis failing → {@code io.relock.RelockException}.
  *
  * <p>Loaded only for such methods, which {@link LockPlan} accepts only when Project Reactor and

@@ -7,7 +7,10 @@ import io.relock.LockLostException;
 import io.relock.LockNotAcquiredException;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -186,6 +189,50 @@ class WithLockReactiveTest {
     }
 
     @Test
+    void aLockLostWhileAFluxRunsCancelsItAndNothingPassesAfterTheLoss() {
+        runner().run(context -> assertLossStopsTheFlux(context.getBean(Ledger.class), "f5", false));
+    }
+
+    @Test
+    void aFixedLeaseThatRunsOutUnderAFluxCancelsIt() {
+        runner().run(context -> assertLossStopsTheFlux(context.getBean(Ledger.class), "f6", true));
+    }
+
+    /**
+     * Runs a guarded {@code Flux} of a sink the test drives, loses its hold (a force-unlock by
+     * another client, or its fixed lease's end) and checks that the method's publisher was
+     * cancelled, refuses further values, and that the subscriber got the loss.
+     */
+    private void assertLossStopsTheFlux(Ledger ledger, String id, boolean leased) throws Exception {
+        String name = "ledger:" + id;
+        Sinks.Many<Integer> items = Sinks.many().unicast().onBackpressureBuffer();
+        CountDownLatch subscribed = new CountDownLatch(1);
+        CountDownLatch cancelled = new CountDownLatch(1);
+        Flux<Integer> work = items.asFlux().doOnSubscribe(subscription -> subscribed.countDown())
+                .doOnCancel(cancelled::countDown);
+        List<Integer> got = new CopyOnWriteArrayList<>();
+        CompletableFuture<Throwable> failure = new CompletableFuture<>();
+        (leased ? ledger.streamLeased(id, work) : ledger.stream(id, work))
+                .subscribe(got::add, failure::complete, () -> failure.complete(null));
+        assertThat(subscribed.await(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("the method's flux subscribed")
+                .isTrue();
+        assertThat(items.tryEmitNext(1)).isEqualTo(Sinks.EmitResult.OK);
+        Eventually.await(PROMPTLY, "the first item passed", () -> got.equals(List.of(1)));
+        if (!leased) {
+            assertThat(observer.forceUnlock(name)).isTrue();
+        }
+
+        Throwable lost = failure.get(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(lost).isInstanceOf(LockLostException.class).hasMessageContaining("'" + name + "' was lost");
+        assertThat(((LockLostException) lost).lockNames()).containsExactly(name);
+        assertThat(cancelled.await(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS))
+                .as("the method's publisher was cancelled").isTrue();
+        assertThat(items.tryEmitNext(2)).as("the source can no longer emit").isEqualTo(Sinks.EmitResult.FAIL_CANCELLED);
+        assertThat(got).as("values passed on").containsExactly(1);
+        assertThat(observer.getLock(name).isLocked()).isFalse();
+    }
+
+    @Test
     void aNestedCallInTheSamePipelineReEntersWhicheverThreadRunsIt() {
         runner().run(context -> {
             Ledger ledger = context.getBean(Ledger.class);
@@ -254,6 +301,12 @@ class WithLockReactiveTest {
 
         @WithLock(name = "ledger", key = "#id", waitTime = "0")
         public Flux<Integer> stream(String id, Flux<Integer> items) {
+            runs.incrementAndGet();
+            return items;
+        }
+
+        @WithLock(name = "ledger", key = "#id", waitTime = "0", leaseTime = "1s")
+        public Flux<Integer> streamLeased(String id, Flux<Integer> items) {
             runs.incrementAndGet();
             return items;
         }

@@ -220,6 +220,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     /** Acquires for the calling thread; an interrupt is remembered, not obeyed. */
     public Attempt acquireUninterruptibly(long waitNanos, long leaseMillis) {
+        Futures.refuseIoThread(describe("acquire")); // before anything is sent: a refused acquire holds nothing
         Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis, true);
         return Futures.await(acquisition.result, describe("acquire"));
     }
@@ -229,6 +230,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
         if (Thread.interrupted()) {
             throw new InterruptedException("interrupted before acquiring lock '" + getName() + "'");
         }
+        Futures.refuseIoThread(describe("acquire"));
         Acquisition acquisition = start(currentThreadId(), waitNanos, leaseMillis, true);
         try {
             return acquisition.result.get();
