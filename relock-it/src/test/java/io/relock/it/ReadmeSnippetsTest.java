@@ -43,6 +43,7 @@ class ReadmeSnippetsTest {
             Map.entry("testkit-imports", "docs/testing.md"),
             Map.entry("testkit-example", "docs/testing.md"),
             Map.entry("micrometer-dependency", "docs/operations.md"),
+            Map.entry("micrometer-imports", "docs/operations.md"),
             Map.entry("micrometer-code", "docs/operations.md"),
             Map.entry("micrometer-shutdown", "docs/operations.md"),
             Map.entry("starter-dependency", "docs/spring.md"),
