@@ -97,6 +97,19 @@ class ReadmeSnippetsTest {
     }
 
     @Test
+    void ciRunsTheReadmesTestCommandAndNothingElse() {
+        List<String> readme = lines(ROOT.resolve("README.md"));
+        List<String> commands = readme.subList(readme.indexOf("## Try it"), readme.indexOf("## Quick start")).stream()
+                .filter(line -> line.startsWith("mvn ")).map(line -> line.replaceFirst("\\s*#.*$", "")).toList();
+        List<String> ci = lines(ROOT.resolve(".ci/run")).stream()
+                .filter(line -> !line.isBlank() && !line.startsWith("#") && !line.startsWith("set ") && !line.startsWith("cd "))
+                .toList();
+
+        assertThat(commands).as("the README's two commands").containsExactly("mvn -q -B -Pdemo -DskipTests verify", "mvn -B verify");
+        assertThat(ci).as("what .ci/run runs").containsExactly(commands.get(1));
+    }
+
+    @Test
     void aRegionIsFoundOnlyWhenEveryLineMatches() {
         List<String> readme = List.of("```java", "try (Relock relock = Relock.create(config)) {", "    lock.lock();", "}", "```");
 
