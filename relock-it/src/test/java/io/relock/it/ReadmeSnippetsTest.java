@@ -20,21 +20,48 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's snippets are the text that the consumer builds in {@code src/it} compile: every
- * region between {@code tag::NAME[]} and {@code end::NAME[]} there must appear in README.md line
- * for line (indentation removed), and the published modules, relock-bom and the README's
- * coordinates must agree.
+ * The documentation's snippets are the text that the consumer builds in {@code src/it} compile:
+ * every region between {@code tag::NAME[]} and {@code end::NAME[]} there must appear line for line
+ * (indentation removed) in the one document that {@link #EXPECTED_TAGS} names for it (README.md or
+ * a guide under docs/), and the published modules, relock-bom and the documents' coordinates must
+ * agree.
  */
 class ReadmeSnippetsTest {
 
-    /** Every snippet the consumer builds are meant to carry; one that disappears fails here. */
-    private static final Set<String> EXPECTED_TAGS = Set.of(
-            "quickstart-dependencies", "bom-import", "quickstart-imports", "quickstart-config", "quickstart-code",
-            "testkit-example", "micrometer-dependency", "micrometer-code", "micrometer-shutdown",
-            "starter-dependency", "recharge-service", "scheduled-job", "spring-integration-dependency", "spring-integration-bean",
-            "reactor-dependency", "reactor-imports", "reactor-code",
-            "reactor-starter-dependency", "reactive-recharge-service",
-            "kotlin-dependency", "kotlin-imports", "kotlin-code");
+    /**
+     * Every snippet the consumer builds are meant to carry, and the document it must appear in; a
+     * snippet that disappears from the builds, or from its document, fails here.
+     */
+    private static final Map<String, String> EXPECTED_TAGS = Map.ofEntries(
+            Map.entry("quickstart-dependencies", "README.md"),
+            Map.entry("quickstart-properties", "README.md"),
+            Map.entry("slf4j-provider", "README.md"),
+            Map.entry("bom-import", "README.md"),
+            Map.entry("quickstart-imports", "README.md"),
+            Map.entry("quickstart-config", "README.md"),
+            Map.entry("quickstart-code", "README.md"),
+            Map.entry("testkit-imports", "docs/testing.md"),
+            Map.entry("testkit-example", "docs/testing.md"),
+            Map.entry("micrometer-dependency", "docs/operations.md"),
+            Map.entry("micrometer-imports", "docs/operations.md"),
+            Map.entry("micrometer-code", "docs/operations.md"),
+            Map.entry("micrometer-shutdown", "docs/operations.md"),
+            Map.entry("starter-dependency", "docs/spring.md"),
+            Map.entry("recharge-service", "docs/spring.md"),
+            Map.entry("scheduled-job", "docs/leader-election-and-jobs.md"),
+            Map.entry("spring-integration-dependency", "docs/migrating-from-spring-integration.md"),
+            Map.entry("spring-integration-imports", "docs/migrating-from-spring-integration.md"),
+            Map.entry("spring-integration-bean", "docs/migrating-from-spring-integration.md"),
+            Map.entry("reactor-dependency", "docs/reactive-and-kotlin.md"),
+            Map.entry("reactor-imports", "docs/reactive-and-kotlin.md"),
+            Map.entry("reactor-code", "docs/reactive-and-kotlin.md"),
+            Map.entry("reactor-starter-dependency", "docs/reactive-and-kotlin.md"),
+            Map.entry("reactive-recharge-service", "docs/reactive-and-kotlin.md"),
+            Map.entry("kotlin-dependency", "docs/reactive-and-kotlin.md"),
+            Map.entry("kotlin-properties", "docs/reactive-and-kotlin.md"),
+            Map.entry("kotlin-plugin", "docs/reactive-and-kotlin.md"),
+            Map.entry("kotlin-imports", "docs/reactive-and-kotlin.md"),
+            Map.entry("kotlin-code", "docs/reactive-and-kotlin.md"));
 
     private static final Pattern TAG = Pattern.compile("tag::([a-z0-9-]+)\\[\\]");
     private static final Pattern END = Pattern.compile("end::([a-z0-9-]+)\\[\\]");
@@ -48,14 +75,17 @@ class ReadmeSnippetsTest {
     private static final String VERSION = System.getProperty("relock.version", "");
 
     @Test
-    void everyTaggedRegionOfTheConsumerBuildsIsInTheReadmeVerbatim() {
-        List<String> readme = lines(ROOT.resolve("README.md"));
+    void everyTaggedRegionOfTheConsumerBuildsIsInItsDocumentVerbatim() {
         Map<String, List<String>> regions = regions(MODULE.resolve("src/it"));
 
         assertThat(regions).isNotEmpty();
-        regions.forEach((where, region) -> assertThat(findIn(readme, region))
-                .as("%s is not in README.md as it is in the consumer build:%n%s", where, String.join("\n", region))
-                .isGreaterThanOrEqualTo(0));
+        regions.forEach((where, region) -> {
+            String document = EXPECTED_TAGS.get(where.substring(where.lastIndexOf('#') + 1));
+            assertThat(document).as("the document of %s (EXPECTED_TAGS has no entry for it)", where).isNotNull();
+            assertThat(findIn(lines(ROOT.resolve(document)), region))
+                    .as("%s is not in %s as it is in the consumer build:%n%s", where, document, String.join("\n", region))
+                    .isGreaterThanOrEqualTo(0);
+        });
     }
 
     @Test
@@ -63,7 +93,20 @@ class ReadmeSnippetsTest {
         Set<String> tags = new TreeSet<>();
         regions(MODULE.resolve("src/it")).keySet().forEach(where -> tags.add(where.substring(where.lastIndexOf('#') + 1)));
 
-        assertThat(tags).containsExactlyInAnyOrderElementsOf(EXPECTED_TAGS);
+        assertThat(tags).containsExactlyInAnyOrderElementsOf(EXPECTED_TAGS.keySet());
+    }
+
+    @Test
+    void ciRunsTheReadmesTestCommandAndNothingElse() {
+        List<String> readme = lines(ROOT.resolve("README.md"));
+        List<String> commands = readme.subList(readme.indexOf("## Try it"), readme.indexOf("## Quick start")).stream()
+                .filter(line -> line.startsWith("mvn ")).map(line -> line.replaceFirst("\\s*#.*$", "")).toList();
+        List<String> ci = lines(ROOT.resolve(".ci/run")).stream()
+                .filter(line -> !line.isBlank() && !line.startsWith("#") && !line.startsWith("set ") && !line.startsWith("cd "))
+                .toList();
+
+        assertThat(commands).as("the README's two commands").containsExactly("mvn -q -B -Pdemo -DskipTests verify", "mvn -B verify");
+        assertThat(ci).as("what .ci/run runs").containsExactly(commands.get(1));
     }
 
     @Test
@@ -95,29 +138,44 @@ class ReadmeSnippetsTest {
     }
 
     @Test
-    void theReadmeNamesRelockArtifactsThatExistInThisBuildsVersion() {
-        String readme = read(ROOT.resolve("README.md"));
+    void theDocumentsNameRelockArtifactsThatExistInThisBuildsVersion() {
         Set<String> known = new LinkedHashSet<>(publishedModules());
         known.add("relock-bom");
-
-        Matcher maven = MAVEN_COORDINATES.matcher(readme);
         int mavenCount = 0;
-        while (maven.find()) {
-            mavenCount++;
-            assertThat(maven.group(1)).as("a Maven dependency in README.md").isIn(known);
-            assertThat(maven.group(2)).as("the version of %s in README.md", maven.group(1)).isEqualTo(VERSION);
-        }
-        Matcher gradle = GRADLE_COORDINATES.matcher(readme);
         int gradleCount = 0;
-        while (gradle.find()) {
-            gradleCount++;
-            assertThat(gradle.group(1)).as("a Gradle dependency in README.md").isIn(known);
-            if (gradle.group(2) != null) {
-                assertThat(gradle.group(2)).as("the version of %s in README.md", gradle.group(1)).isEqualTo(VERSION);
+
+        for (Path document : documents()) {
+            String text = read(document);
+            String name = ROOT.relativize(document).toString();
+            Matcher maven = MAVEN_COORDINATES.matcher(text);
+            while (maven.find()) {
+                mavenCount++;
+                assertThat(maven.group(1)).as("a Maven dependency in %s", name).isIn(known);
+                assertThat(maven.group(2)).as("the version of %s in %s", maven.group(1), name).isEqualTo(VERSION);
+            }
+            Matcher gradle = GRADLE_COORDINATES.matcher(text);
+            while (gradle.find()) {
+                gradleCount++;
+                assertThat(gradle.group(1)).as("a Gradle dependency in %s", name).isIn(known);
+                if (gradle.group(2) != null) {
+                    assertThat(gradle.group(2)).as("the version of %s in %s", gradle.group(1), name).isEqualTo(VERSION);
+                }
             }
         }
-        assertThat(mavenCount).as("Maven coordinates in README.md").isPositive();
-        assertThat(gradleCount).as("Gradle coordinates in README.md").isPositive();
+        assertThat(mavenCount).as("Maven coordinates in the documents").isPositive();
+        assertThat(gradleCount).as("Gradle coordinates in the documents").isPositive();
+    }
+
+    /** README.md and every guide under docs/. */
+    static List<Path> documents() {
+        List<Path> documents = new ArrayList<>();
+        documents.add(ROOT.resolve("README.md"));
+        try (Stream<Path> guides = Files.list(ROOT.resolve("docs"))) {
+            guides.filter(file -> file.toString().endsWith(".md")).sorted().forEach(documents::add);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return documents;
     }
 
     /** Regions of every file under {@code dir}, keyed by "file#tag". */

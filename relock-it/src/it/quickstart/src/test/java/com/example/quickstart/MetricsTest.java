@@ -8,8 +8,10 @@ import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.relock.Relock;
 import io.relock.RelockConfig;
+// tag::micrometer-imports[]
 import io.relock.micrometer.RelockMetrics;
 import io.relock.micrometer.RelockObservations;
+// end::micrometer-imports[]
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.util.List;

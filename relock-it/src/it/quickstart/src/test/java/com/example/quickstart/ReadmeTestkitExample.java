@@ -1,9 +1,11 @@
 package com.example.quickstart;
 
+// tag::testkit-imports[]
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+// end::testkit-imports[]
 
 /**
  * The README's relock-testkit example, compiled from the same text. Its test method has no body,

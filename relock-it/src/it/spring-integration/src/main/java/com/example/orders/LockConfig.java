@@ -1,9 +1,11 @@
 package com.example.orders;
 
+// tag::spring-integration-imports[]
 import io.relock.Relock;
 import io.relock.integration.RelockLockRegistry;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+// end::spring-integration-imports[]
 
 /** The README's one-bean swap from RedisLockRegistry. */
 @Configuration
