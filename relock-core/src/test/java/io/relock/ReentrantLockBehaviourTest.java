@@ -13,6 +13,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -326,6 +327,27 @@ class ReentrantLockBehaviourTest extends SingleServerTest {
         assertThatThrownBy(() -> relock.getLockInfo("")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> relock.addLockListener(null)).isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("listener");
+        assertThat(Backend.lockKeys(server)).isZero();
+    }
+
+    @Test
+    void blankNamesAreRefusedWhereverANameIsTaken() {
+        Relock relock = clients.create();
+        List<Consumer<String>> takers = List.of(relock::getLock, relock::getFairLock, relock::getFencedLock,
+                relock::getReadWriteLock, relock::getSpinLock, relock::getSimpleLock, relock::getLeaderElection,
+                relock::getLockInfo, relock::forceUnlock);
+        for (String blank : List.of("", " ", "  ", "\t", " \n ")) {
+            for (Consumer<String> taker : takers) {
+                assertThatThrownBy(() -> taker.accept(blank)).as("name '%s'", blank)
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("name must not be blank");
+            }
+        }
+        // Whitespace around other characters is part of a name, as any character is.
+        DistributedLock padded = relock.getLock(" padded ");
+        assertThat(padded.tryLock()).isTrue();
+        assertThat(relock.getLockInfo(" padded ").isLocked()).isTrue();
+        padded.unlock();
         assertThat(Backend.lockKeys(server)).isZero();
     }
 }
