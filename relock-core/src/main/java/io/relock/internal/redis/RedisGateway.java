@@ -10,6 +10,7 @@ import io.relock.internal.support.Exceptions;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -93,19 +94,37 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
 
     /**
      * How long a call may keep trying through connection trouble, as instants of the client's
-     * clock: until {@code deadlineNanos} at most; and, on a single server, only until
-     * {@code patientUntilNanos} once the server refuses connections (nothing could take its place).
+     * clock: until {@code deadlineNanos} at most; only until {@code patientUntilNanos} once a
+     * single server refuses connections; and no longer once {@code stopped} says so (the caller
+     * gave up: an interrupt, a cancel).
      */
-    public record Budget(long deadlineNanos, long patientUntilNanos) {}
+    public record Budget(long deadlineNanos, long patientUntilNanos, BooleanSupplier stopped) {
 
-    /** The budget of a call that does not wait: the command timeout from now. */
+        private static final BooleanSupplier NEVER = () -> false;
+
+        /** A budget that only its instants end. */
+        public Budget(long deadlineNanos, long patientUntilNanos) {
+            this(deadlineNanos, patientUntilNanos, NEVER);
+        }
+
+        /** This budget, also ended when {@code stop} says so. */
+        public Budget stoppedBy(BooleanSupplier stop) {
+            return new Budget(deadlineNanos, patientUntilNanos, stop);
+        }
+    }
+
+    /**
+     * The budget of a call that does not wait: the command timeout from now. A single server
+     * that refuses connections ends it at once: nothing can take its place.
+     */
     public Budget budget() {
         return retries.budget();
     }
 
     /**
      * The budget of a waiting call: until {@code waitDeadlineNanos}, and at least the command
-     * timeout. A single server that refuses connections ends it at once: nothing can take its place.
+     * timeout. It rides through a reconnect, also of a single server that refuses connections
+     * for a while (a restart), until {@code waitDeadlineNanos}.
      */
     public Budget budget(long waitDeadlineNanos) {
         return retries.budget(waitDeadlineNanos);
