@@ -65,10 +65,13 @@ public final class Relock implements AutoCloseable {
      * the sentinels name, to the cluster's nodes, or to the master among the master/replica
      * nodes. Returns only when the connections work.
      *
+     * <p>With {@link RelockConfig.Builder#connectInBackground(boolean)} it does not wait for Redis:
+     * it returns at once when Redis cannot be reached, and connects in the background (see there).
+     *
      * @param config the settings
-     * @return a connected client
+     * @return a connected client (with {@code connectInBackground}, a client perhaps still connecting)
      * @throws NullPointerException if {@code config} is null
-     * @throws RelockConnectionException if Redis is unreachable, rejects the credentials or the
+     * @throws RelockConnectionException (not with {@code connectInBackground}) if Redis is unreachable, rejects the credentials or the
      *     TLS handshake, no master is found, or replica sync is on and the server refuses
      *     {@code WAIT}; also if the server does not answer as Redis does (another service on
      *     that port), which the message says; the message names the servers, never a password,
@@ -303,6 +306,19 @@ public final class Relock implements AutoCloseable {
      */
     public List<HeldLock> heldLocks() {
         return runtime.heldLocks();
+    }
+
+    /**
+     * Whether the client's connection to Redis is up now, as far as the client knows (its command
+     * connection is open and no reconnect attempt failed since): for a health check. False while
+     * a client made with {@link RelockConfig.Builder#connectInBackground(boolean)} has not
+     * connected yet, and while the client reconnects after losing Redis. A true answer does not
+     * promise that the next call succeeds.
+     *
+     * @return true when connected
+     */
+    public boolean isConnected() {
+        return runtime.isConnected();
     }
 
     /**

@@ -56,6 +56,9 @@ public final class RelockConfig {
      */
     public static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(2);
 
+    /** Whether {@link Relock#create} may return before Redis is reachable: no, it fails fast. */
+    public static final boolean DEFAULT_CONNECT_IN_BACKGROUND = false;
+
     /** The smallest watchdog timeout accepted: below it renewals would flood Redis. */
     public static final Duration MIN_WATCHDOG_TIMEOUT = Duration.ofMillis(30);
 
@@ -102,6 +105,7 @@ public final class RelockConfig {
     private final Duration replicaSyncTimeout;
     private final List<LockObserver> observers;
     private final boolean releaseOnShutdown;
+    private final boolean connectInBackground;
 
     private RelockConfig(Builder builder, int database) {
         this.topology = builder.topology;
@@ -123,6 +127,7 @@ public final class RelockConfig {
         this.threadWaitTime = orDefault(builder.threadWaitTime, DEFAULT_THREAD_WAIT_TIME);
         this.observers = List.copyOf(builder.observers);
         this.releaseOnShutdown = orDefault(builder.releaseOnShutdown, DEFAULT_RELEASE_ON_SHUTDOWN);
+        this.connectInBackground = orDefault(builder.connectInBackground, DEFAULT_CONNECT_IN_BACKGROUND);
     }
 
     private static <T> T orDefault(T value, T defaultValue) {
@@ -319,6 +324,16 @@ public final class RelockConfig {
         return releaseOnShutdown;
     }
 
+    /**
+     * Whether {@link Relock#create} returns without Redis and connects in the background (see
+     * {@link Builder#connectInBackground(boolean)}).
+     *
+     * @return true to connect in the background; {@link #DEFAULT_CONNECT_IN_BACKGROUND} by default
+     */
+    public boolean connectInBackground() {
+        return connectInBackground;
+    }
+
     @Override
     public String toString() {
         return "RelockConfig{topology=" + topology
@@ -332,6 +347,7 @@ public final class RelockConfig {
                 + (replicaSyncMinReplicas > 0
                         ? ", replicaSync=" + replicaSyncMinReplicas + "/" + replicaSyncTimeout : "")
                 + (releaseOnShutdown ? "" : ", releaseOnShutdown=false")
+                + (connectInBackground ? ", connectInBackground=true" : "")
                 + ", keyPrefix='" + keyPrefix + "'}";
     }
 
@@ -361,6 +377,7 @@ public final class RelockConfig {
         private Duration replicaSyncTimeout;
         private final List<LockObserver> observers = new java.util.ArrayList<>();
         private Boolean releaseOnShutdown;
+        private Boolean connectInBackground;
 
         private Builder() {}
 
@@ -714,6 +731,32 @@ public final class RelockConfig {
         }
 
         /**
+         * Whether {@link Relock#create} may return while Redis is unreachable (off by default,
+         * {@link #DEFAULT_CONNECT_IN_BACKGROUND}: {@code create} then fails fast with
+         * {@link RelockConnectionException}). When on and Redis cannot be reached, {@code create}
+         * logs a warning and returns a client that keeps trying to connect in the background
+         * (every 100 ms at first, backing off to every second) until it is connected or closed.
+         * Until then {@link Relock#isConnected()} is false and every call that needs Redis fails
+         * with {@link RelockConnectionException}: at once when it does not wait ({@code tryLock()},
+         * {@code unlock}, {@link Relock#getLockInfo}), at the end of its wait when it waits
+         * ({@code tryLock(waitTime, ...)}); {@code lock()} waits until Redis is up, as it rides
+         * through any reconnect (see {@link DistributedLock}). Leader elections started meanwhile
+         * run for leadership once connected. Errors that are not about reaching Redis (wrong
+         * credentials, a server that is not Redis) are also only logged, and retried. Not with
+         * {@link #cluster}: a cluster client must see its nodes to know how to subscribe.
+         *
+         * @param background true to start without Redis
+         * @return this builder
+         * @throws IllegalStateException if already set
+         * @throws IllegalArgumentException at {@link #build} if true with {@link #cluster}
+         */
+        public Builder connectInBackground(boolean background) {
+            Args.setOnce(connectInBackground, "connectInBackground");
+            connectInBackground = background;
+            return this;
+        }
+
+        /**
          * Adds an observer that every client made from this configuration reports its lock
          * events to (see {@link LockObserver}); unlike the other settings it may be called
          * several times, once per observer.
@@ -795,6 +838,9 @@ public final class RelockConfig {
             } else if (uriDatabase != null && topology != Topology.SENTINEL) {
                 selected = uriDatabase;
             }
+            Args.require(!Boolean.TRUE.equals(connectInBackground) || topology != Topology.CLUSTER,
+                    "connectInBackground is not supported with cluster (a cluster client must reach its nodes to "
+                            + "know how to subscribe): %s", serverUris);
             RelockConfig config = new RelockConfig(this, selected);
             Args.between(config.watchdogTimeout, MIN_WATCHDOG_TIMEOUT, MAX_DURATION, "watchdogTimeout");
             Args.between(config.commandTimeout, MIN_COMMAND_TIMEOUT, MAX_DURATION, "commandTimeout");

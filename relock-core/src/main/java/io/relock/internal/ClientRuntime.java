@@ -91,7 +91,8 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         this.resources = resources;
         this.gateway = gateway;
         this.nanoTime = nanoTime;
-        this.channels = new UnlockChannels(gateway.pubSub(), timer, gateway.sharded());
+        this.channels = new UnlockChannels(gateway::pubSubOrNull, timer, gateway.sharded());
+        gateway.whenConnected(channels::listenTo);
         gateway.onTopologyChange(channels::topologyChanged);
         this.observers = new Observers(config.observers());
         long watchdogMillis = config.watchdogTimeout().toMillis();
@@ -125,9 +126,16 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofMillis(250), 2, TimeUnit.MILLISECONDS))
                 .build();
         try {
-            RedisGateway gateway = RedisGateway.connect(config, resources, clientId, nanoTime);
+            RedisGateway gateway = config.connectInBackground()
+                    ? RedisGateway.connectInBackground(config, resources, clientId, nanoTime)
+                    : RedisGateway.connect(config, resources, clientId, nanoTime);
             ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, nanoTime);
-            runtime.register();
+            if (config.connectInBackground()) {
+                // Not waited for: create() must not wait for a server that may be down.
+                gateway.whenConnected(pubSub -> runtime.registry.register());
+            } else {
+                runtime.register();
+            }
             runtime.watchdog.start();
             LOG.debug("Relock client {} connected to {}", clientId, gateway.target());
             return runtime;
@@ -268,6 +276,11 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     /** The locks this client holds now, from its own records. */
     public List<HeldLock> heldLocks() {
         return watchdog.held();
+    }
+
+    /** Whether the client's connections to Redis are up now. */
+    public boolean isConnected() {
+        return gateway.isConnected();
     }
 
     /** Where this client runs, as it registered itself on Redis. */

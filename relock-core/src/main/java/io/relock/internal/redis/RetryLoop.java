@@ -34,7 +34,7 @@ final class RetryLoop implements AutoCloseable {
     private final LongSupplier nanoTime;
     private final long commandTimeoutNanos;
     private final boolean canFailOver;
-    private final ConnectionState state;
+    private final java.util.function.BooleanSupplier unreachable;
     private final Consumer<Throwable> recovery;
     private volatile boolean closed;
 
@@ -44,12 +44,12 @@ final class RetryLoop implements AutoCloseable {
      * @param recovery the topology's help after a transient failure, before the next try
      */
     RetryLoop(Timer timer, LongSupplier nanoTime, long commandTimeoutNanos, boolean canFailOver,
-            ConnectionState state, Consumer<Throwable> recovery) {
+            java.util.function.BooleanSupplier unreachable, Consumer<Throwable> recovery) {
         this.timer = timer;
         this.nanoTime = nanoTime;
         this.commandTimeoutNanos = commandTimeoutNanos;
         this.canFailOver = canFailOver;
-        this.state = state;
+        this.unreachable = unreachable;
         this.recovery = recovery;
     }
 
@@ -97,7 +97,7 @@ final class RetryLoop implements AutoCloseable {
             Throwable unsure = uncertain != null || !Exceptions.outcomeUnknown(failure) ? uncertain : failure;
             long pauseMillis = Math.min(MAX_RETRY_PAUSE_MILLIS, 10L << Math.min(attempt, 5));
             long now = nanoTime.getAsLong();
-            boolean refused = !canFailOver && state.unreachable() && now - budget.patientUntilNanos() >= 0;
+            boolean refused = !canFailOver && unreachable.getAsBoolean() && now - budget.patientUntilNanos() >= 0;
             if (closed || !transientFailure(failure) || refused || budget.stopped().getAsBoolean()
                     || now + TimeUnit.MILLISECONDS.toNanos(pauseMillis) - budget.deadlineNanos() > 0) {
                 if (unsure != null && unsure != failure) {
