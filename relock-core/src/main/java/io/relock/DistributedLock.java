@@ -60,10 +60,11 @@ import java.util.function.Supplier;
  * {@link RelockConfig#commandTimeout()}, and on a single server that refuses connections throw
  * {@link RelockConnectionException} at once; in Sentinel and Cluster they reach the promoted
  * master within that time. When Redis did not answer in time they throw
- * {@link RelockTimeoutException} (a {@code tryLock} never answers {@code false} for either). An acquire whose outcome is still unknown then is undone
- * with an owner-checked release before the exception reaches the caller, so nothing stays
- * locked that the caller does not know about; if Redis stays unreachable for that undo too,
- * the hold is never renewed and ends with its lease.
+ * {@link RelockTimeoutException} (a {@code tryLock} never answers {@code false} for either).
+ * An acquire whose outcome is still unknown then is undone with an owner-checked release
+ * before the exception reaches the caller, so nothing stays locked that the caller does not
+ * know about; if Redis stays unreachable for that undo too, the hold is never renewed and ends
+ * with its lease.
  *
  * <h2>One-call forms</h2>
  * {@link #withLock(Runnable)}, {@link #tryWithLock(long, TimeUnit, Runnable)} and their

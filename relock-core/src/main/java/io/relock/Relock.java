@@ -71,9 +71,9 @@ public final class Relock implements AutoCloseable {
      * @param config the settings
      * @return a connected client (with {@code connectInBackground}, a client perhaps still connecting)
      * @throws NullPointerException if {@code config} is null
-     * @throws RelockConnectionException (not with {@code connectInBackground}) if Redis is unreachable, rejects the credentials or the
-     *     TLS handshake, no master is found, or replica sync is on and the server refuses
-     *     {@code WAIT}; also if the server does not answer as Redis does (another service on
+     * @throws RelockConnectionException (not with {@code connectInBackground}) if Redis is
+     *     unreachable, rejects the credentials or the TLS handshake, no master is found, or
+     *     replica sync is on and the server refuses {@code WAIT}; also if the server does not answer as Redis does (another service on
      *     that port), which the message says; the message names the servers, never a password,
      *     and the cause is the client's error
      */
@@ -105,8 +105,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name (the Redis key, after the configured prefix)
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getLock(String name) {
@@ -127,8 +127,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getFairLock(String name) {
@@ -145,8 +145,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public FencedLock getFencedLock(String name) {
@@ -164,8 +164,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getSimpleLock(String name) {
@@ -183,8 +183,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getSpinLock(String name) {
@@ -201,8 +201,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the read-write lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedReadWriteLock getReadWriteLock(String name) {
@@ -271,8 +271,8 @@ public final class Relock implements AutoCloseable {
      * @param name the election's name (the lock's name)
      * @return an election, not started
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public LeaderElection getLeaderElection(String name) {
@@ -288,8 +288,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return a snapshot
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws RelockException if Redis fails
      */
     public LockInfo getLockInfo(String name) {

@@ -716,8 +716,8 @@ public final class RelockConfig {
          * hook, so creating and closing clients leaves no hooks behind.
          *
          * <p>After SIGKILL (or a crash, or a power loss) no code runs: the locks stay held until
-         * their leases run out, at most {@link #watchdogTimeout()} for locks taken without a
-         * lease. Set {@code false} when the application releases its locks itself before it
+         * their leases run out, at most {@link RelockConfig#watchdogTimeout()} for locks taken
+         * without a lease. Set {@code false} when the application releases its locks itself before it
          * stops, or when locks must outlive the process.
          *
          * @param release false to register no hook

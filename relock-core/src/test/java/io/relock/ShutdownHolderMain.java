@@ -28,7 +28,8 @@ public final class ShutdownHolderMain {
         DistributedLock lock = relock.getLock(args[1]);
         lock.lock();
         lock.lock();
-        relock.getLock(args[1] + "-async").lockAsync(Relock.newOwnerId()).toCompletableFuture().get(30, TimeUnit.SECONDS);
+        relock.getLock(args[1] + "-async").lockAsync(Relock.newOwnerId()).toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
         CountDownLatch elected = new CountDownLatch(1);
         relock.getLeaderElection(args[2]).start(new LeadershipListener() {
             @Override

@@ -466,7 +466,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         }
     }
 
-    /** Releases {@code times} holds of {@code owner}, one after another (each release reads the count the last left). */
+    /** Releases {@code times} holds of {@code owner}, one after another: each reads the count the last left. */
     private static CompletableFuture<Void> releaseAll(LockEngine engine, long owner, int times) {
         CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
         for (int i = 0; i < times; i++) {

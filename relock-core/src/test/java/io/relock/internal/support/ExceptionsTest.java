@@ -51,7 +51,8 @@ class ExceptionsTest {
     @Test
     void aHandshakeThatNeverBeganIsReportedAsAServerThatIsNotRedis() {
         // What Lettuce reports when the peer spoke or closed before its handshake handler was set up.
-        RedisConnectionException raced = new RedisConnectionException("Unable to connect to 127.0.0.1/<unresolved>:16399",
+        RedisConnectionException raced = new RedisConnectionException(
+                "Unable to connect to 127.0.0.1/<unresolved>:16399",
                 new IllegalStateException("RedisHandshakeHandler not registered"));
 
         RelockConnectionException failure = Exceptions.cannotConnect(TARGET, raced);
