@@ -73,9 +73,9 @@ public final class Relock implements AutoCloseable {
      * @throws NullPointerException if {@code config} is null
      * @throws RelockConnectionException (not with {@code connectInBackground}) if Redis is
      *     unreachable, rejects the credentials or the TLS handshake, no master is found, or
-     *     replica sync is on and the server refuses {@code WAIT}; also if the server does not answer as Redis does (another service on
-     *     that port), which the message says; the message names the servers, never a password,
-     *     and the cause is the client's error
+     *     replica sync is on and the server refuses {@code WAIT}; also if the server does not
+     *     answer as Redis does (another service on that port), which the message says; the
+     *     message names the servers, never a password, and the cause is the client's error
      */
     public static Relock create(RelockConfig config) {
         Relock relock = new Relock(ClientRuntime.start(config));
