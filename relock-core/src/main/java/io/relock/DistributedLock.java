@@ -45,17 +45,26 @@ import java.util.function.Supplier;
  *
  * <h2>Failures</h2>
  * A call whose connection breaks, or whose reply is lost, is retried, and takes effect at most
- * once however often it runs: an acquire takes one hold, a release releases one. Retries last
- * until the end of a {@code tryLock}'s wait (an unbounded {@code lock()}: up to
- * {@link RelockConfig#watchdogTimeout()} per outage), otherwise for
- * {@link RelockConfig#commandTimeout()}; in Sentinel and Cluster they reach the promoted
- * master. When they run out, methods throw {@link RelockException}: a
- * {@link RelockConnectionException} at once when a single server refuses connections, a
- * {@link RelockTimeoutException} when Redis did not answer in time (a {@code tryLock} never
- * answers {@code false} for either). An acquire whose outcome is still unknown then is undone
- * with an owner-checked release before the exception reaches the caller, so nothing stays
- * locked that the caller does not know about; if Redis stays unreachable for that undo too,
- * the hold is never renewed and ends with its lease.
+ * once however often it runs: an acquire takes one hold, a release releases one.
+ *
+ * <p><b>Calls with a wait ride through a reconnect.</b> {@code lock()}, {@code lock(lease)},
+ * {@code lockInterruptibly}, {@code tryLock(waitTime, ...)} and the async acquires with a wait
+ * treat Redis being unreachable as they treat a holder: they keep trying (every 10 ms at first,
+ * backing off to every 200 ms) while the client reconnects (a server restarting, a network
+ * blip, a failover), and acquire once Redis is back, within their wait. {@code lock()} waits
+ * until Redis is back, as it waits for a holder (not interruptible: an interrupt is remembered);
+ * {@code lockInterruptibly} stops at an interrupt; {@code tryLock(waitTime, ...)} throws
+ * {@link RelockConnectionException} (the client's error as its cause) once its wait is over,
+ * never {@code false}. Calls without a wait ({@code tryLock()}, {@code unlock}, {@code forceUnlock},
+ * {@code isLocked}, {@link Relock#getLockInfo}) retry for at most
+ * {@link RelockConfig#commandTimeout()}, and on a single server that refuses connections throw
+ * {@link RelockConnectionException} at once; in Sentinel and Cluster they reach the promoted
+ * master within that time. When Redis did not answer in time they throw
+ * {@link RelockTimeoutException} (a {@code tryLock} never answers {@code false} for either).
+ * An acquire whose outcome is still unknown then is undone with an owner-checked release
+ * before the exception reaches the caller, so nothing stays locked that the caller does not
+ * know about; if Redis stays unreachable for that undo too, the hold is never renewed and ends
+ * with its lease.
  *
  * <h2>One-call forms</h2>
  * {@link #withLock(Runnable)}, {@link #tryWithLock(long, TimeUnit, Runnable)} and their
@@ -99,16 +108,18 @@ public interface DistributedLock extends Lock {
     /**
      * Acquires the lock, waiting as long as it takes, with the watchdog renewing the lease.
      * Not interruptible: an interrupt while waiting is remembered and the thread's interrupt
-     * flag is set again when this returns.
+     * flag is set again when this returns. Rides through Redis being unreachable (a restart, a
+     * reconnect, a failover): it keeps trying until Redis is back, as it waits for a holder.
      *
-     * @throws RelockException if Redis fails while acquiring or waiting
+     * @throws RelockException if Redis fails other than by being unreachable (it rejects the
+     *     command), or the client is closed meanwhile ({@link IllegalStateException})
      */
     @Override
     void lock();
 
     /**
      * Acquires the lock, waiting as long as it takes, with a fixed lease and no renewal.
-     * Not interruptible, as {@link #lock()}.
+     * Not interruptible, and riding through Redis being unreachable, as {@link #lock()}.
      *
      * @param leaseTime how long the hold lasts unless released before; {@code -1} for the watchdog
      * @param unit the unit of {@code leaseTime}
@@ -120,16 +131,19 @@ public interface DistributedLock extends Lock {
 
     /**
      * Acquires the lock with the watchdog, waiting until it is free or the thread is interrupted.
+     * Rides through Redis being unreachable, as {@link #lock()}, until the interrupt.
      *
-     * @throws InterruptedException if the thread is interrupted before or while waiting; the
-     *     lock is then not held and the wait's subscription has been released
-     * @throws RelockException if Redis fails
+     * @throws InterruptedException if the thread is interrupted before or while waiting (also
+     *     while Redis is unreachable); the lock is then not held and the wait's subscription has
+     *     been released
+     * @throws RelockException if Redis fails other than by being unreachable
      */
     @Override
     void lockInterruptibly() throws InterruptedException;
 
     /**
-     * As {@link #lockInterruptibly()} with a fixed lease.
+     * As {@link #lockInterruptibly()} with a fixed lease (riding through Redis being
+     * unreachable until an interrupt).
      *
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of {@code leaseTime}
@@ -142,38 +156,45 @@ public interface DistributedLock extends Lock {
 
     /**
      * Acquires the lock if it is free (or already held by this thread) at this moment, with
-     * the watchdog. One round trip; never waits.
+     * the watchdog. One round trip; never waits, not even for a reconnect.
      *
      * @return {@code true} if acquired, {@code false} if another owner holds it
-     * @throws RelockException if Redis fails (never {@code false} for that)
+     * @throws RelockConnectionException at once if a single server refuses connections; after at
+     *     most {@link RelockConfig#commandTimeout()} of retries if the connection is down otherwise
+     * @throws RelockException if Redis fails otherwise (never {@code false} for that)
      */
     @Override
     boolean tryLock();
 
     /**
-     * Acquires the lock with the watchdog if it becomes free within {@code waitTime}.
+     * Acquires the lock with the watchdog if it becomes free within {@code waitTime}. Rides
+     * through Redis being unreachable within the wait: acquires if Redis is back in time.
      *
-     * @param waitTime how long to wait; zero or less for a single attempt
+     * @param waitTime how long to wait; zero or less for a single attempt (as {@link #tryLock()})
      * @param unit the unit of {@code waitTime}
-     * @return {@code true} if acquired, {@code false} if the wait ran out
+     * @return {@code true} if acquired, {@code false} if the wait ran out while another owner held it
      * @throws InterruptedException if interrupted before or while waiting
      * @throws NullPointerException if {@code unit} is null
-     * @throws RelockException if Redis fails
+     * @throws RelockConnectionException if Redis was still unreachable when the wait ran out
+     *     (never {@code false} for that); the cause is the client's error
+     * @throws RelockException if Redis fails otherwise
      */
     @Override
     boolean tryLock(long waitTime, TimeUnit unit) throws InterruptedException;
 
     /**
-     * Acquires the lock with the given lease if it becomes free within {@code waitTime}.
+     * Acquires the lock with the given lease if it becomes free within {@code waitTime}; rides
+     * through Redis being unreachable within the wait, as {@link #tryLock(long, TimeUnit)}.
      *
      * @param waitTime how long to wait; zero or less for a single attempt
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of both times
-     * @return {@code true} if acquired, {@code false} if the wait ran out
+     * @return {@code true} if acquired, {@code false} if the wait ran out while another owner held it
      * @throws InterruptedException if interrupted before or while waiting
      * @throws IllegalArgumentException if {@code leaseTime} is invalid
      * @throws NullPointerException if {@code unit} is null
-     * @throws RelockException if Redis fails
+     * @throws RelockConnectionException if Redis was still unreachable when the wait ran out
+     * @throws RelockException if Redis fails otherwise
      */
     boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException;
 
@@ -189,7 +210,9 @@ public interface DistributedLock extends Lock {
      * @throws IllegalMonitorStateException if the calling thread does not hold the lock; the
      *     message names the lock, and says so when the hold was lost (lease ran out, renewal
      *     failed, force-unlocked)
-     * @throws RelockException if Redis fails; the hold is then unchanged as far as Relock knows
+     * @throws RelockException if Redis fails (without waiting for a reconnect: a
+     *     {@link RelockConnectionException} at once when a single server refuses connections);
+     *     the hold is then unchanged as far as Relock knows
      */
     @Override
     void unlock();
@@ -509,7 +532,8 @@ public interface DistributedLock extends Lock {
     // ---- async forms --------------------------------------------------------------------------
 
     /**
-     * Acquires for the given owner, waiting as long as it takes, with the watchdog.
+     * Acquires for the given owner, waiting as long as it takes, with the watchdog; rides
+     * through Redis being unreachable until it is back, or the stage is cancelled.
      *
      * @param ownerThreadId the owner: preferably an id from {@link Relock#newOwnerId()}, used
      *     consistently by one flow; a positive id makes the thread with that id of this client
@@ -519,7 +543,8 @@ public interface DistributedLock extends Lock {
     CompletionStage<Void> lockAsync(long ownerThreadId);
 
     /**
-     * Acquires for the given owner with a fixed lease, waiting as long as it takes.
+     * Acquires for the given owner with a fixed lease, waiting as long as it takes (riding
+     * through Redis being unreachable, as {@link #lockAsync(long)}).
      *
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of {@code leaseTime}
@@ -539,7 +564,9 @@ public interface DistributedLock extends Lock {
     CompletionStage<Boolean> tryLockAsync(long ownerThreadId);
 
     /**
-     * Acquires for the given owner if the lock becomes free within {@code waitTime}.
+     * Acquires for the given owner if the lock becomes free within {@code waitTime}; rides
+     * through Redis being unreachable within the wait, and completes exceptionally with
+     * {@link RelockConnectionException} if it still is when the wait runs out.
      *
      * @param waitTime how long to wait; zero or less for a single attempt
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog

@@ -43,9 +43,16 @@ import java.util.Optional;
  * until the old leader's next renewal finds its lock gone (a third of the watchdog timeout) two
  * clients may lead; use persistence and replica sync where that matters, as for any lock.
  *
+ * <p><b>When the process stops.</b> On SIGTERM or {@code System.exit} the client's shutdown hook
+ * (on by default, {@link RelockConfig.Builder#releaseOnShutdown(boolean)}) closes every started
+ * election, so the leader yields at once and another candidate is elected within milliseconds.
+ * After SIGKILL, a crash or a lost machine nothing can yield: the others wait for the leader's
+ * lease, at most {@link RelockConfig#watchdogTimeout()} (30 s by default). For elections, give the
+ * client a short watchdog timeout, e.g. 5 s to 10 s, so that a dead leader is replaced quickly.
+ *
  * <p>Instances are thread-safe. The election uses the client's threads and connections: no
- * thread per election. Closing the client without closing the election leaves the lock to
- * expire with its lease.
+ * thread per election. Closing the client (with {@link Relock#close()}) without closing the
+ * election leaves the lock to expire with its lease.
  */
 public interface LeaderElection extends AutoCloseable {
 

@@ -8,6 +8,7 @@ import io.relock.internal.support.Args;
 import io.relock.internal.types.LockTypes;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A Relock client: the entry point for distributed locks on one Redis deployment.
@@ -33,6 +34,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * are <em>not</em> released: they stay on Redis until their leases run out (at most
  * {@link RelockConfig#watchdogTimeout()} for watchdog-renewed locks), exactly as if the process
  * had crashed. Unlock what you hold before closing.
+ *
+ * <p><b>When the JVM stops without {@code close()}.</b> By default
+ * ({@link RelockConfig.Builder#releaseOnShutdown(boolean)}) each client registers a JVM shutdown
+ * hook: on SIGTERM (a normal Kubernetes or systemd stop), {@code System.exit} or the end of
+ * {@code main}, it closes the client's leader elections (each yields its leadership), releases
+ * every lock the client holds (every hold of every owner, owner-checked, each once), and closes
+ * the client, within {@link RelockConfig#SHUTDOWN_TIMEOUT} (2 s) even when Redis is down.
+ * Other clients then get the locks and win the elections at once, not a lease later.
+ * {@code close()} removes the hook. After SIGKILL ({@code kill -9}), a crash or a lost machine no
+ * code runs: the locks stay held until their leases run out, at most
+ * {@link RelockConfig#watchdogTimeout()} for locks taken without a lease. A client that runs
+ * leader elections should therefore have a short watchdog timeout (5 s to 10 s).
  */
 public final class Relock implements AutoCloseable {
 
@@ -40,6 +53,8 @@ public final class Relock implements AutoCloseable {
     private static final AtomicLong LAST_OWNER_ID = new AtomicLong();
 
     private final ClientRuntime runtime;
+    /** The registered shutdown hook, or null (none configured, or removed by close()). */
+    private final AtomicReference<Thread> shutdownHook = new AtomicReference<>();
 
     private Relock(ClientRuntime runtime) {
         this.runtime = runtime;
@@ -50,17 +65,37 @@ public final class Relock implements AutoCloseable {
      * the sentinels name, to the cluster's nodes, or to the master among the master/replica
      * nodes. Returns only when the connections work.
      *
+     * <p>With {@link RelockConfig.Builder#connectInBackground(boolean)} it does not wait for Redis:
+     * it returns at once when Redis cannot be reached, and connects in the background (see there).
+     *
      * @param config the settings
-     * @return a connected client
+     * @return a connected client (with {@code connectInBackground}, a client perhaps still connecting)
      * @throws NullPointerException if {@code config} is null
-     * @throws RelockConnectionException if Redis is unreachable, rejects the credentials or the
-     *     TLS handshake, no master is found, or replica sync is on and the server refuses
-     *     {@code WAIT}; also if the server does not answer as Redis does (another service on
-     *     that port), which the message says; the message names the servers, never a password,
-     *     and the cause is the client's error
+     * @throws RelockConnectionException (not with {@code connectInBackground}) if Redis is
+     *     unreachable, rejects the credentials or the TLS handshake, no master is found, or
+     *     replica sync is on and the server refuses {@code WAIT}; also if the server does not
+     *     answer as Redis does (another service on that port), which the message says; the
+     *     message names the servers, never a password, and the cause is the client's error
      */
     public static Relock create(RelockConfig config) {
-        return new Relock(ClientRuntime.start(config));
+        Relock relock = new Relock(ClientRuntime.start(config));
+        if (config.releaseOnShutdown()) {
+            relock.addShutdownHook();
+        }
+        return relock;
+    }
+
+    /** See {@link RelockConfig.Builder#releaseOnShutdown(boolean)}; the hook holds only the runtime. */
+    private void addShutdownHook() {
+        ClientRuntime client = runtime;
+        Thread hook = new Thread(client::releaseAndClose, "relock-shutdown-" + client.clientId());
+        shutdownHook.set(hook);
+        try {
+            Runtime.getRuntime().addShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+            // Created while the JVM stops: nobody will use it long, and nothing will close it.
+            shutdownHook.set(null);
+        }
     }
 
     /**
@@ -70,8 +105,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name (the Redis key, after the configured prefix)
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getLock(String name) {
@@ -92,8 +127,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getFairLock(String name) {
@@ -110,8 +145,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public FencedLock getFencedLock(String name) {
@@ -129,8 +164,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getSimpleLock(String name) {
@@ -148,8 +183,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedLock getSpinLock(String name) {
@@ -166,8 +201,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return the read-write lock
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public DistributedReadWriteLock getReadWriteLock(String name) {
@@ -236,8 +271,8 @@ public final class Relock implements AutoCloseable {
      * @param name the election's name (the lock's name)
      * @return an election, not started
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws IllegalStateException if this client is closed
      */
     public LeaderElection getLeaderElection(String name) {
@@ -253,8 +288,8 @@ public final class Relock implements AutoCloseable {
      * @param name the lock's name
      * @return a snapshot
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16 (an
-     *     unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not
+     *     well-formed UTF-16 (an unpaired surrogate), or, in a Redis Cluster, has braces but no hash tag
      * @throws RelockException if Redis fails
      */
     public LockInfo getLockInfo(String name) {
@@ -271,6 +306,19 @@ public final class Relock implements AutoCloseable {
      */
     public List<HeldLock> heldLocks() {
         return runtime.heldLocks();
+    }
+
+    /**
+     * Whether the client's connection to Redis is up now, as far as the client knows (its command
+     * connection is open and no reconnect attempt failed since): for a health check. False while
+     * a client made with {@link RelockConfig.Builder#connectInBackground(boolean)} has not
+     * connected yet, and while the client reconnects after losing Redis. A true answer does not
+     * promise that the next call succeeds.
+     *
+     * @return true when connected
+     */
+    public boolean isConnected() {
+        return runtime.isConnected();
     }
 
     /**
@@ -301,7 +349,7 @@ public final class Relock implements AutoCloseable {
      *     the key holds data that no lock writes (left untouched; {@link #getLockInfo(String)}
      *     tells the two apart)
      * @throws NullPointerException if {@code name} is null
-     * @throws IllegalArgumentException if {@code name} is empty or not well-formed UTF-16
+     * @throws IllegalArgumentException if {@code name} is blank (empty or only whitespace), or not well-formed UTF-16
      * @throws RelockException if Redis fails
      * @throws IllegalStateException if this client is closed
      */
@@ -400,11 +448,27 @@ public final class Relock implements AutoCloseable {
      * Closes the client: waits in progress fail with {@link IllegalStateException}, the watchdog
      * stops, the client's registry entry is deleted (waiting at most the command timeout for
      * that; if Redis is unreachable the entry expires by itself), connections and threads are
-     * released. Held locks expire with their leases. Calling it again has no effect.
+     * released, and the shutdown hook (see {@link RelockConfig.Builder#releaseOnShutdown(boolean)})
+     * is removed. Held locks are not released: they expire with their leases. Calling it again has
+     * no effect. Called while the JVM's shutdown hook of this client runs, it returns once the
+     * hook is done.
      */
     @Override
     public void close() {
+        Thread hook = shutdownHook.getAndSet(null);
+        if (hook != null && hook != Thread.currentThread()) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // The JVM is stopping: the hook may run now; the runtime's close waits for it.
+            }
+        }
         runtime.close();
+    }
+
+    /** The registered shutdown hook, null when none is (for tests). */
+    Thread shutdownHook() {
+        return shutdownHook.get();
     }
 
     /** How many holds this client tracks: held, or ended and not yet forgotten (for tests). */

@@ -44,6 +44,21 @@ public final class RelockConfig {
     /** How long a fair lock's waiter may stay silent before it is taken for dead: 5 s. */
     public static final Duration DEFAULT_THREAD_WAIT_TIME = Duration.ofSeconds(5);
 
+    /**
+     * Whether {@link Relock#create} registers a JVM shutdown hook that releases what the client
+     * holds and closes its leader elections: yes.
+     */
+    public static final boolean DEFAULT_RELEASE_ON_SHUTDOWN = true;
+
+    /**
+     * How long the shutdown hook of {@link Builder#releaseOnShutdown(boolean)} takes at most,
+     * its releases and yields included, before the JVM may go on stopping: 2 s.
+     */
+    public static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(2);
+
+    /** Whether {@link Relock#create} may return before Redis is reachable: no, it fails fast. */
+    public static final boolean DEFAULT_CONNECT_IN_BACKGROUND = false;
+
     /** The smallest watchdog timeout accepted: below it renewals would flood Redis. */
     public static final Duration MIN_WATCHDOG_TIMEOUT = Duration.ofMillis(30);
 
@@ -89,6 +104,8 @@ public final class RelockConfig {
     private final int replicaSyncMinReplicas;
     private final Duration replicaSyncTimeout;
     private final List<LockObserver> observers;
+    private final boolean releaseOnShutdown;
+    private final boolean connectInBackground;
 
     private RelockConfig(Builder builder, int database) {
         this.topology = builder.topology;
@@ -109,6 +126,8 @@ public final class RelockConfig {
         this.spinBackoffMax = orDefault(builder.spinBackoffMax, DEFAULT_SPIN_BACKOFF_MAX);
         this.threadWaitTime = orDefault(builder.threadWaitTime, DEFAULT_THREAD_WAIT_TIME);
         this.observers = List.copyOf(builder.observers);
+        this.releaseOnShutdown = orDefault(builder.releaseOnShutdown, DEFAULT_RELEASE_ON_SHUTDOWN);
+        this.connectInBackground = orDefault(builder.connectInBackground, DEFAULT_CONNECT_IN_BACKGROUND);
     }
 
     private static <T> T orDefault(T value, T defaultValue) {
@@ -295,6 +314,26 @@ public final class RelockConfig {
         return threadWaitTime;
     }
 
+    /**
+     * Whether the client releases what it holds when the JVM stops without {@link Relock#close()}
+     * (see {@link Builder#releaseOnShutdown(boolean)}).
+     *
+     * @return true to register the shutdown hook; {@link #DEFAULT_RELEASE_ON_SHUTDOWN} by default
+     */
+    public boolean releaseOnShutdown() {
+        return releaseOnShutdown;
+    }
+
+    /**
+     * Whether {@link Relock#create} returns without Redis and connects in the background (see
+     * {@link Builder#connectInBackground(boolean)}).
+     *
+     * @return true to connect in the background; {@link #DEFAULT_CONNECT_IN_BACKGROUND} by default
+     */
+    public boolean connectInBackground() {
+        return connectInBackground;
+    }
+
     @Override
     public String toString() {
         return "RelockConfig{topology=" + topology
@@ -307,6 +346,8 @@ public final class RelockConfig {
                 + (password != null ? ", password=***" : "")
                 + (replicaSyncMinReplicas > 0
                         ? ", replicaSync=" + replicaSyncMinReplicas + "/" + replicaSyncTimeout : "")
+                + (releaseOnShutdown ? "" : ", releaseOnShutdown=false")
+                + (connectInBackground ? ", connectInBackground=true" : "")
                 + ", keyPrefix='" + keyPrefix + "'}";
     }
 
@@ -335,6 +376,8 @@ public final class RelockConfig {
         private int replicaSyncMinReplicas;
         private Duration replicaSyncTimeout;
         private final List<LockObserver> observers = new java.util.ArrayList<>();
+        private Boolean releaseOnShutdown;
+        private Boolean connectInBackground;
 
         private Builder() {}
 
@@ -569,6 +612,12 @@ public final class RelockConfig {
          * {@link #DEFAULT_WATCHDOG_TIMEOUT}; at least {@link #MIN_WATCHDOG_TIMEOUT}, at most one
          * day.
          *
+         * <p>It is also how long such a lock stays held after its process died without releasing
+         * it (SIGKILL, a crash, a lost network): nothing can release it then, and the lease must
+         * run out. For a leader election, where a dead leader's lease is time without a leader,
+         * choose a short one, e.g. 5 s to 10 s (renewals every 2 s to 3 s): the longest pause a
+         * leader may take (a GC pause, a stalled VM) must stay well below it.
+         *
          * @param timeout the watchdog timeout
          * @return this builder
          * @throws NullPointerException if {@code timeout} is null
@@ -655,6 +704,59 @@ public final class RelockConfig {
         }
 
         /**
+         * Whether each client made from this configuration registers a JVM shutdown hook (on by
+         * default, {@link #DEFAULT_RELEASE_ON_SHUTDOWN}). When the JVM stops without
+         * {@link Relock#close()} (SIGTERM, {@code System.exit}, the end of {@code main}), the hook
+         * ends the client's waits, closes its leader elections (each yields its leadership), and
+         * releases every hold of every owner of the client, owner-checked and each once, as
+         * {@code unlock()} would; then it closes the client. It takes at most
+         * {@link #SHUTDOWN_TIMEOUT} (2 s), also when Redis is unreachable: what is not released
+         * by then stays held until its lease runs out. It logs what it did (INFO, or WARN when
+         * something could not be released) and never throws. {@link Relock#close()} removes the
+         * hook, so creating and closing clients leaves no hooks behind.
+         *
+         * <p>After SIGKILL (or a crash, or a power loss) no code runs: the locks stay held until
+         * their leases run out, at most {@link RelockConfig#watchdogTimeout()} for locks taken
+         * without a lease. Set {@code false} when the application releases its locks itself before it
+         * stops, or when locks must outlive the process.
+         *
+         * @param release false to register no hook
+         * @return this builder
+         * @throws IllegalStateException if already set
+         */
+        public Builder releaseOnShutdown(boolean release) {
+            Args.setOnce(releaseOnShutdown, "releaseOnShutdown");
+            releaseOnShutdown = release;
+            return this;
+        }
+
+        /**
+         * Whether {@link Relock#create} may return while Redis is unreachable (off by default,
+         * {@link #DEFAULT_CONNECT_IN_BACKGROUND}: {@code create} then fails fast with
+         * {@link RelockConnectionException}). When on and Redis cannot be reached, {@code create}
+         * logs a warning and returns a client that keeps trying to connect in the background
+         * (every 100 ms at first, backing off to every second) until it is connected or closed.
+         * Until then {@link Relock#isConnected()} is false and every call that needs Redis fails
+         * with {@link RelockConnectionException}: at once when it does not wait ({@code tryLock()},
+         * {@code unlock}, {@link Relock#getLockInfo}), at the end of its wait when it waits
+         * ({@code tryLock(waitTime, ...)}); {@code lock()} waits until Redis is up, as it rides
+         * through any reconnect (see {@link DistributedLock}). Leader elections started meanwhile
+         * run for leadership once connected. Errors that are not about reaching Redis (wrong
+         * credentials, a server that is not Redis) are also only logged, and retried. Not with
+         * {@link #cluster}: a cluster client must see its nodes to know how to subscribe.
+         *
+         * @param background true to start without Redis
+         * @return this builder
+         * @throws IllegalStateException if already set
+         * @throws IllegalArgumentException at {@link #build} if true with {@link #cluster}
+         */
+        public Builder connectInBackground(boolean background) {
+            Args.setOnce(connectInBackground, "connectInBackground");
+            connectInBackground = background;
+            return this;
+        }
+
+        /**
          * Adds an observer that every client made from this configuration reports its lock
          * events to (see {@link LockObserver}); unlike the other settings it may be called
          * several times, once per observer.
@@ -736,6 +838,9 @@ public final class RelockConfig {
             } else if (uriDatabase != null && topology != Topology.SENTINEL) {
                 selected = uriDatabase;
             }
+            Args.require(!Boolean.TRUE.equals(connectInBackground) || topology != Topology.CLUSTER,
+                    "connectInBackground is not supported with cluster (a cluster client must reach its nodes to "
+                            + "know how to subscribe): %s", serverUris);
             RelockConfig config = new RelockConfig(this, selected);
             Args.between(config.watchdogTimeout, MIN_WATCHDOG_TIMEOUT, MAX_DURATION, "watchdogTimeout");
             Args.between(config.commandTimeout, MIN_COMMAND_TIMEOUT, MAX_DURATION, "commandTimeout");

@@ -72,4 +72,46 @@ class NotRedisServerTest {
                 .hasMessageContaining("Invalid first byte: 72 (H)")
                 .hasRootCauseInstanceOf(RedisProtocolException.class);
     }
+
+    @Test
+    void aServiceThatSpeaksFirstIsReportedAsNotRedisEveryTime() throws Exception {
+        // As an SSH server does: a banner before the client says anything, racing Lettuce's set-up
+        // of its handshake, which then fails now with a protocol error, now with its handshake
+        // handler gone ("RedisHandshakeHandler not registered"); both must read the same.
+        ServerSocket banner = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        try {
+            Thread speaking = new Thread(() -> {
+                while (!banner.isClosed()) {
+                    try (Socket connection = banner.accept(); OutputStream out = connection.getOutputStream()) {
+                        out.write("SSH-2.0-OpenSSH_9.6\r\n".getBytes(StandardCharsets.US_ASCII));
+                        out.flush();
+                        // Until the client gives up, as a server waiting for its peer's banner.
+                        while (connection.getInputStream().read() >= 0) {
+                            // discard
+                        }
+                    } catch (IOException closed) {
+                        // the client went away, or the test is over
+                    }
+                }
+            }, "ssh-banner");
+            speaking.setDaemon(true);
+            speaking.start();
+            String address = "127.0.0.1:" + banner.getLocalPort();
+            RelockConfig config = RelockConfig.builder().singleServer("redis://" + address)
+                    .commandTimeout(Duration.ofSeconds(2)).build();
+            for (int i = 0; i < 30; i++) {
+                assertThatThrownBy(() -> Relock.create(config).close()).as("try %d", i)
+                        .isInstanceOf(RelockConnectionException.class)
+                        .hasMessageContaining(address)
+                        .hasMessageContaining("did not answer as Redis does")
+                        .hasMessageNotContaining("<unresolved>")
+                        .hasMessageNotContaining("RedisHandshakeHandler");
+            }
+            banner.close();
+            speaking.join(Duration.ofSeconds(10).toMillis());
+            assertThat(speaking.isAlive()).as("the banner server's thread ended").isFalse();
+        } finally {
+            banner.close();
+        }
+    }
 }

@@ -296,4 +296,14 @@ class RelockConfigTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keyManagerFactory")
                 .hasMessageContaining("not initialised");
     }
+
+    @Test
+    void releaseOnShutdownIsOnByDefaultAndSetOnce() {
+        assertThat(RelockConfig.builder().singleServer("redis://h").build().releaseOnShutdown()).isTrue();
+        RelockConfig off = RelockConfig.builder().singleServer("redis://h").releaseOnShutdown(false).build();
+        assertThat(off.releaseOnShutdown()).isFalse();
+        assertThat(off.toString()).contains("releaseOnShutdown=false");
+        assertThatThrownBy(() -> RelockConfig.builder().releaseOnShutdown(true).releaseOnShutdown(false))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("releaseOnShutdown");
+    }
 }

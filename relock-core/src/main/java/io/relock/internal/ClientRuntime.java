@@ -16,6 +16,7 @@ import io.relock.RelockConfig;
 import io.relock.internal.engine.Acquisition;
 import io.relock.internal.engine.Hold;
 import io.relock.internal.engine.LockClient;
+import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.redis.LockKeys;
@@ -34,7 +35,9 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +51,11 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClientRuntime.class);
 
+    /** How long the shutdown hook waits for the connections and threads to close, at its end. */
+    public static final long SHUTDOWN_CLOSE_MILLIS = 500;
+    /** How long the shutdown hook waits for its releases and yields (see {@link #releaseAndClose()}). */
+    public static final long SHUTDOWN_RELEASE_MILLIS = RelockConfig.SHUTDOWN_TIMEOUT.toMillis() - SHUTDOWN_CLOSE_MILLIS;
+
     private final RelockConfig config;
     private final String clientId;
     private final HashedWheelTimer timer;
@@ -60,7 +68,20 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     private final ClientRegistry registry;
     private final List<LockListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<Acquisition> waiting = ConcurrentHashMap.newKeySet();
+    private final Set<Closing> elections = ConcurrentHashMap.newKeySet();
+    /** Won once, by the first of {@link #close()} and {@link #releaseAndClose()}: that one closes. */
+    private final AtomicBoolean closing = new AtomicBoolean();
+    /** Counted down when the connections and threads are gone. */
+    private final CountDownLatch closedLatch = new CountDownLatch(1);
+    /** Set by {@link #releaseAndClose()}: no acquire may start, releases still run. */
+    private volatile boolean stopping;
     private volatile boolean closed;
+
+    /** A leader election of this client, as {@link #releaseAndClose()} closes it: without waiting. */
+    public interface Closing {
+        /** Closes (yields leadership); completes, never exceptionally, once the release is answered. */
+        CompletableFuture<Void> closeAsync();
+    }
 
     private ClientRuntime(RelockConfig config, String clientId, HashedWheelTimer timer, ClientResources resources,
             RedisGateway gateway, LongSupplier nanoTime) {
@@ -70,7 +91,8 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         this.resources = resources;
         this.gateway = gateway;
         this.nanoTime = nanoTime;
-        this.channels = new UnlockChannels(gateway.pubSub(), timer, gateway.sharded());
+        this.channels = new UnlockChannels(gateway::pubSubOrNull, timer, gateway.sharded());
+        gateway.whenConnected(channels::listenTo);
         gateway.onTopologyChange(channels::topologyChanged);
         this.observers = new Observers(config.observers());
         long watchdogMillis = config.watchdogTimeout().toMillis();
@@ -104,9 +126,16 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofMillis(250), 2, TimeUnit.MILLISECONDS))
                 .build();
         try {
-            RedisGateway gateway = RedisGateway.connect(config, resources, clientId, nanoTime);
+            RedisGateway gateway = config.connectInBackground()
+                    ? RedisGateway.connectInBackground(config, resources, clientId, nanoTime)
+                    : RedisGateway.connect(config, resources, clientId, nanoTime);
             ClientRuntime runtime = new ClientRuntime(config, clientId, timer, resources, gateway, nanoTime);
-            runtime.register();
+            if (config.connectInBackground()) {
+                // Not waited for: create() must not wait for a server that may be down.
+                gateway.whenConnected(pubSub -> runtime.registry.register());
+            } else {
+                runtime.register();
+            }
             runtime.watchdog.start();
             LOG.debug("Relock client {} connected to {}", clientId, gateway.target());
             return runtime;
@@ -249,6 +278,11 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         return watchdog.held();
     }
 
+    /** Whether the client's connections to Redis are up now. */
+    public boolean isConnected() {
+        return gateway.isConnected();
+    }
+
     /** Where this client runs, as it registered itself on Redis. */
     public ClientInfo self() {
         return registry.self(clientId);
@@ -267,9 +301,19 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     @Override
     public void register(Acquisition acquisition) {
         waiting.add(acquisition);
-        if (closed) {
+        if (closed || stopping) {
             acquisition.abort(Exceptions.closed());
         }
+    }
+
+    /** Tracks a started leader election, for {@link #releaseAndClose()}. */
+    public void addElection(Closing election) {
+        elections.add(election);
+    }
+
+    /** Forgets a closed leader election. */
+    public void removeElection(Closing election) {
+        elections.remove(election);
     }
 
     @Override
@@ -344,32 +388,153 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
 
     /**
      * Stops the watchdog, fails pending waits with {@link IllegalStateException}, and closes the
-     * connections and threads. Locks still held stay on Redis until their leases run out.
+     * connections and threads. Locks still held stay on Redis until their leases run out. When
+     * {@link #releaseAndClose()} runs already, waits (bounded) until it is done.
      */
     @Override
     public void close() {
-        if (closed) {
+        if (!closing.compareAndSet(false, true)) {
+            awaitClosed();
             return;
         }
+        closeNow(config.commandTimeout().toMillis() + 100, 2000, 3000);
+    }
+
+    /**
+     * What the JVM shutdown hook does (see {@code RelockConfig.releaseOnShutdown}): refuses new
+     * acquires, ends the waits, closes this client's leader elections (each yields), then releases
+     * every hold of every owner, owner-checked, each once, as {@code unlock()} would; waits for
+     * all of it at most {@link #SHUTDOWN_RELEASE_MILLIS}, then closes the client within
+     * {@link #SHUTDOWN_CLOSE_MILLIS}. Logs what it did; never throws. Does nothing if the
+     * client is closing or closed already.
+     */
+    public void releaseAndClose() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
+        long deadline = nanoTime() + TimeUnit.MILLISECONDS.toNanos(SHUTDOWN_RELEASE_MILLIS);
+        try {
+            stopping = true;
+            for (Acquisition acquisition : List.copyOf(waiting)) {
+                acquisition.abort(Exceptions.closed());
+            }
+            CompletableFuture<?> deregistered = registry.deregister();
+            List<CompletableFuture<Void>> yields = new java.util.ArrayList<>();
+            for (Closing election : List.copyOf(elections)) {
+                yields.add(election.closeAsync());
+            }
+            // Elections first: each releases its own hold, which must not be released twice.
+            awaitUntil(CompletableFuture.allOf(yields.toArray(CompletableFuture[]::new)), deadline);
+            Map<String, Long> released = new ConcurrentHashMap<>();
+            List<CompletableFuture<Void>> releases = new java.util.ArrayList<>();
+            List<String> failed = new CopyOnWriteArrayList<>();
+            for (Hold hold : watchdog.holds()) {
+                if (hold.lost || hold.count <= 0 || !(hold.lock instanceof LockEngine engine)) {
+                    continue;
+                }
+                releases.add(releaseAll(engine, hold.owner, hold.count).handle((ignored, error) -> {
+                    if (error == null) {
+                        released.merge(hold.lock.getName(), 1L, Long::sum);
+                    } else {
+                        failed.add("'" + hold.lock.getName() + "' of " + hold.field + " ("
+                                + Exceptions.unwrap(error) + ")");
+                    }
+                    return null;
+                }));
+            }
+            releases.add(deregistered.handle((ignored, error) -> null));
+            boolean done = awaitUntil(CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)), deadline);
+            if (failed.isEmpty() && done) {
+                LOG.info("JVM shutdown: Relock client {} yielded {} leader election(s) and released {} lock(s) {}",
+                        clientId, yields.size(), released.size(), released.keySet());
+            } else {
+                LOG.warn("JVM shutdown: Relock client {} yielded {} leader election(s), released {} lock(s) {}; could "
+                        + "not release {}{}: those stay held until their leases run out (at most {})", clientId,
+                        yields.size(), released.size(), released.keySet(), failed,
+                        done ? "" : " and what was unanswered after " + SHUTDOWN_RELEASE_MILLIS + " ms",
+                        config.watchdogTimeout());
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("JVM shutdown: Relock client {} could not release what it holds; its locks stay held until "
+                    + "their leases run out", clientId, e);
+        } finally {
+            try {
+                closeNow(0, SHUTDOWN_CLOSE_MILLIS, SHUTDOWN_CLOSE_MILLIS);
+            } catch (RuntimeException e) {
+                LOG.warn("JVM shutdown: Relock client {} did not close cleanly", clientId, e);
+            }
+        }
+    }
+
+    /** Releases {@code times} holds of {@code owner}, one after another: each reads the count the last left. */
+    private static CompletableFuture<Void> releaseAll(LockEngine engine, long owner, int times) {
+        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+        for (int i = 0; i < times; i++) {
+            chain = chain.thenCompose(ignored -> engine.release(owner));
+        }
+        return chain;
+    }
+
+    /** Waits for {@code future} until {@code deadlineNanos}; whether it completed. Keeps an interrupt. */
+    private boolean awaitUntil(CompletableFuture<?> future, long deadlineNanos) {
+        try {
+            future.get(Math.max(0, deadlineNanos - nanoTime()), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        }
+    }
+
+    /** Bounded: a close that never ends must not hang the caller's close() for good. */
+    private void awaitClosed() {
+        try {
+            if (!closedLatch.await(SHUTDOWN_RELEASE_MILLIS + config.commandTimeout().toMillis() + 3100,
+                    TimeUnit.MILLISECONDS)) {
+                LOG.warn("Relock client {}: close() returns while another close is still under way", clientId);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Closes: {@code deregisterMillis} for the registry entry (0: do not wait; it expires by
+     * itself), then the connections, then the threads: told to stop within {@code stopMillis},
+     * waited for at most {@code threadsMillis}.
+     */
+    private void closeNow(long deregisterMillis, long stopMillis, long threadsMillis) {
         closed = true;
         watchdog.stop();
         for (Acquisition acquisition : List.copyOf(waiting)) {
             acquisition.abort(Exceptions.closed());
         }
-        try {
-            registry.deregister().get(config.commandTimeout().toMillis() + 100, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            // Closing goes on: the entry expires a watchdog timeout after the last refresh.
-            LOG.debug("could not remove client {} from the registry: {}", clientId, Exceptions.unwrap(e).toString());
+        if (deregisterMillis > 0) {
+            try {
+                registry.deregister().get(deregisterMillis, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // Closing goes on: the entry expires a watchdog timeout after the last refresh.
+                LOG.debug("could not remove client {} from the registry: {}", clientId,
+                        Exceptions.unwrap(e).toString());
+            }
         }
         try {
             gateway.close();
         } finally {
-            // Waited for, so that close() returning means the client's threads are gone.
-            resources.shutdown(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
-            timer.stop();
+            try {
+                // Waited for, so that close() returning means the client's threads are gone.
+                resources.shutdown(0, stopMillis, TimeUnit.MILLISECONDS)
+                        .awaitUninterruptibly(threadsMillis, TimeUnit.MILLISECONDS);
+                timer.stop();
+            } finally {
+                closedLatch.countDown();
+            }
         }
     }
 }

@@ -196,6 +196,19 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /**
+     * Asks the child to stop with SIGTERM, as Kubernetes, systemd or {@code docker stop} do:
+     * its JVM runs its shutdown hooks, then exits. Returns at once; {@link #awaitExit(Duration)}
+     * waits for the exit. Does nothing if it has already exited.
+     */
+    public void terminate() {
+        // Not Process.destroy(): it sends SIGTERM too, but closes the pipes, and the child's last
+        // words (what its shutdown hooks print) would be lost.
+        if (process.isAlive()) {
+            Processes.signal(process.pid(), "TERM");
+        }
+    }
+
+    /**
      * Pauses the child with SIGSTOP and returns once the kernel reports it stopped — like a JVM
      * in a long GC pause. Its threads (watchdogs included) do not run until {@link #resume()}.
      *

@@ -82,6 +82,19 @@ class ChildJvmTest {
     }
 
     @Test
+    void terminateStopsTheChildAsSigtermDoesAndKeepsWhatItsShutdownHooksPrint() {
+        try (ChildJvm child = ChildJvm.start(EchoMain.class)) {
+            child.awaitLine("READY", PROMPTLY);
+
+            child.terminate();
+
+            assertThat(child.awaitExit(PROMPTLY)).isEqualTo(143);
+            assertThat(child.output()).contains("HOOK ran");
+            child.terminate(); // harmless once it has exited
+        }
+    }
+
+    @Test
     void killEndsTheChildAndCloseIsSafeAfterwards() {
         ChildJvm child = ChildJvm.start(EchoMain.class);
         child.awaitLine("READY", PROMPTLY);

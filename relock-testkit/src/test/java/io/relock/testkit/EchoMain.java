@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
 /**
  * Child JVM for {@link ChildJvmTest}: prints its arguments and {@code READY} on stdout and a
  * line on stderr, then answers each stdin line {@code x} with {@code ECHO x}; the line
- * {@code exit N} makes it exit with code N.
+ * {@code exit N} makes it exit with code N. Its shutdown hook prints {@code HOOK ran}.
  */
 public final class EchoMain {
 
@@ -17,6 +17,7 @@ public final class EchoMain {
 
     public static void main(String[] args) throws IOException {
         System.err.println("echo starting");
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> System.out.println("HOOK ran")));
         System.out.println("ARGS " + String.join(",", args));
         System.out.println("READY " + ProcessHandle.current().pid());
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

@@ -168,15 +168,14 @@ abstract sealed class AcquisitionState permits Acquisition {
     }
 
     /**
-     * How long one try may ride through connection trouble or a failover: to the end of the
-     * wait, at least the command timeout; an unbounded {@code lock()} rides through one outage
-     * for up to a watchdog timeout, after which any hold would have expired anyway.
+     * How long one try may ride through connection trouble, a server's restart or a failover: to
+     * the end of the wait (for an unbounded {@code lock()}, until Redis is back), at least the
+     * command timeout, and not after a cancel (an interrupt) or the client's close. Its retries
+     * are repeats, so a try whose reply was lost takes effect once.
      */
     RedisGateway.Budget retryBudget() {
-        long waitDeadline = waitNanos >= Args.FOREVER_NANOS
-                ? runtime.nanoTime() + TimeUnit.MILLISECONDS.toNanos(runtime.watchdog().leaseMillis())
-                : startNanos + waitNanos;
-        return runtime.budget(waitDeadline);
+        long waitDeadline = waitNanos >= Args.FOREVER_NANOS ? startNanos + Args.FOREVER_NANOS : startNanos + waitNanos;
+        return runtime.budget(waitDeadline).stoppedBy(() -> cancelled);
     }
 
     /** Records the hold, whose lease started no earlier than {@code sentNanos}; see {@link Hold#pending}. */

@@ -1,5 +1,6 @@
 package io.relock.internal.engine;
 
+import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,22 +85,39 @@ public final class UnlockChannels {
      * @param sharded whether to use sharded pub/sub (SSUBSCRIBE), as the release scripts of a
      *     Redis 7+ cluster SPUBLISH
      */
-    public UnlockChannels(StatefulRedisPubSubConnection<String, String> connection, Timer timer, boolean sharded) {
+    public UnlockChannels(Supplier<StatefulRedisPubSubConnection<String, String>> connection, Timer timer,
+            boolean sharded) {
         this(new Commands() {
             @Override
             public CompletableFuture<Void> subscribe(String channel) {
+                StatefulRedisPubSubConnection<String, String> now = connection.get();
+                if (now == null) {
+                    return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
+                }
                 String mark = relockMark(channel);
-                return (sharded ? connection.async().ssubscribe(channel, mark)
-                        : connection.async().subscribe(channel, mark)).toCompletableFuture();
+                return (sharded ? now.async().ssubscribe(channel, mark)
+                        : now.async().subscribe(channel, mark)).toCompletableFuture();
             }
 
             @Override
             public CompletableFuture<Void> unsubscribe(String channel) {
+                StatefulRedisPubSubConnection<String, String> now = connection.get();
+                if (now == null) {
+                    return CompletableFuture.completedFuture(null);
+                }
                 String mark = relockMark(channel);
-                return (sharded ? connection.async().sunsubscribe(channel, mark)
-                        : connection.async().unsubscribe(channel, mark)).toCompletableFuture();
+                return (sharded ? now.async().sunsubscribe(channel, mark)
+                        : now.async().unsubscribe(channel, mark)).toCompletableFuture();
             }
         }, timer, sharded);
+    }
+
+    /**
+     * Listens on the pub/sub connection once it exists (at once, or when a client connecting in
+     * the background gets it): unlock messages, and its reconnects, after which every parked
+     * waiter tries again.
+     */
+    public void listenTo(StatefulRedisPubSubConnection<String, String> connection) {
         connection.addListener(new RedisPubSubAdapter<>() {
             @Override
             public void message(String channel, String message) {
@@ -116,6 +135,7 @@ public final class UnlockChannels {
                 wakeEveryone();
             }
         });
+        wakeEveryone();
     }
 
     UnlockChannels(Commands commands, Timer timer, boolean sharded) {

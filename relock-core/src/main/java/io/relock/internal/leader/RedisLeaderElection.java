@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * one. State changes under this object's monitor; every campaign step and every listener call
  * runs on one {@link SerialExecutor}, so listeners hear of terms in order.
  */
-public final class RedisLeaderElection implements LeaderElection {
+public final class RedisLeaderElection implements LeaderElection, ClientRuntime.Closing {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisLeaderElection.class);
     /** Pause before another attempt after Redis failed one: a refused connection fails at once. */
@@ -93,6 +93,8 @@ public final class RedisLeaderElection implements LeaderElection {
             runtime.checkOpen();
             this.listener = listener;
             started = true;
+            // Under the monitor: a close() after it removes it again.
+            runtime.addElection(this);
         }
         relock.addLockListener(lossListener);
         serial.execute(this::campaign);
@@ -133,11 +135,23 @@ public final class RedisLeaderElection implements LeaderElection {
 
     @Override
     public void close() {
+        try {
+            closeAsync().get(closeWaitMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.warn("leader election '{}' closed without releasing; its lease runs out instead", name, e);
+        }
+    }
+
+    /** Closes without waiting: the stage completes (never exceptionally) once the release is answered. */
+    @Override
+    public CompletableFuture<Void> closeAsync() {
         Term term;
         boolean wasStarted;
         synchronized (this) {
             if (closed) {
-                return;
+                return CompletableFuture.completedFuture(null);
             }
             closed = true;
             wasStarted = started;
@@ -146,19 +160,15 @@ public final class RedisLeaderElection implements LeaderElection {
         }
         if (wasStarted) {
             relock.removeLockListener(lossListener);
+            runtime.removeElection(this);
         }
         if (term == null) {
-            return;
+            return CompletableFuture.completedFuture(null);
         }
         term.over = true;
         serial.execute(() -> tell(LeadershipListener::onRevoked, term.leadership));
-        try {
-            release(term.owner).get(closeWaitMillis, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            LOG.warn("leader election '{}' closed without releasing; its lease runs out instead", name, e);
-        }
+        LOG.info("leader election '{}' closed: yielding term {}", name, term.leadership.term());
+        return release(term.owner);
     }
 
     /** Whether the term still holds by the local lease deadline; ends it for good when not. */

@@ -213,6 +213,11 @@ public final class Watchdog {
         return holds.size();
     }
 
+    /** Every hold recorded now, lost or not, in no order: a snapshot. */
+    public List<Hold> holds() {
+        return new ArrayList<>(holds.values());
+    }
+
     /** The holds not lost and not run out, oldest first. */
     public List<HeldLock> held() {
         long now = nanoTime.getAsLong();

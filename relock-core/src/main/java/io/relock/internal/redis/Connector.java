@@ -14,6 +14,7 @@ import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import io.relock.RelockConfig;
+import io.relock.internal.support.Exceptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -151,18 +152,22 @@ abstract sealed class Connector
     }
 
     /**
-     * Connects, and once more when the handshake ended in "Connection closed prematurely". When
-     * a handshake command fails (a wrong password, too many clients), Lettuce closes the channel
-     * and reports the server's answer only once the close is done; the closed channel can report
-     * itself first, and then the reason is lost. Seen about once in ten loaded runs of the
-     * wrong-password test; a further attempt gets the server's answer.
+     * Connects, and again (up to {@link #HANDSHAKE_ATTEMPTS} in all) when the server's answer was
+     * lost in a race. When a handshake command fails (a wrong password, too many clients),
+     * Lettuce closes the channel and reports the server's answer only once the close is done;
+     * the closed channel can report itself first ("Connection closed prematurely"). Seen about
+     * once in ten loaded runs of the wrong-password test. And when the peer speaks or closes
+     * before Lettuce set up its handshake (another service on the port), the handshake handler
+     * can be gone when the connect completes ("RedisHandshakeHandler not registered", about once
+     * in 55 tries). A further attempt usually gets the server's answer; if the race repeats, the
+     * failure reports the handshake that never began (see {@link Exceptions#cannotConnect}).
      */
     static <T> T handshake(Supplier<T> connect) {
         for (int attempt = 1;; attempt++) {
             try {
                 return connect.get();
             } catch (RedisConnectionException e) {
-                if (attempt == HANDSHAKE_ATTEMPTS || !closedPrematurely(e)) {
+                if (attempt == HANDSHAKE_ATTEMPTS || !(closedPrematurely(e) || Exceptions.handshakeHandlerGone(e))) {
                     throw e;
                 }
             }

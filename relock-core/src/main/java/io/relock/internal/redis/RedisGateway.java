@@ -7,11 +7,17 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.relock.RelockConfig;
 import io.relock.internal.support.Exceptions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The client's connections to Redis, whatever the topology, and the one way the rest of the
@@ -35,23 +41,72 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
     /** The longest pause between two tries of a call; see {@link RetryLoop}. */
     public static final long MAX_RETRY_PAUSE_MILLIS = RetryLoop.MAX_RETRY_PAUSE_MILLIS;
 
-    private final Connected connected;
-    private final ConnectionState state;
-    private final RetryLoop retries;
-    private final ScriptRunner scripts;
-    private final ReplicaSync replicas;
-    private final String target;
+    /** What exists once connected: the connections, what they went through, scripts and replica sync. */
+    private record Link(Connected connected, ConnectionState state, ScriptRunner scripts, ReplicaSync replicas) {}
 
-    private RedisGateway(Connected connected, RelockConfig config, String target, LongSupplier nanoTime) {
-        this.connected = connected;
+    private static final Logger LOG = LoggerFactory.getLogger(RedisGateway.class);
+    /** The longest pause between two background connect attempts (see {@link #connectInBackground}). */
+    static final long MAX_CONNECT_PAUSE_MILLIS = 1000;
+
+    private final RelockConfig config;
+    private final RetryLoop retries;
+    private final String target;
+    /** Null until connected (only a gateway connecting in the background is ever without it). */
+    private volatile Link link;
+    /** Told of the pub/sub connection once connected; guarded by itself. */
+    private final List<Consumer<StatefulRedisPubSubConnection<String, String>>> onConnect = new ArrayList<>();
+    private volatile boolean closed;
+
+    private RedisGateway(RelockConfig config, ClientResources resources, String target, LongSupplier nanoTime) {
+        this.config = config;
         this.target = target;
-        this.state = new ConnectionState(connected.client);
         boolean canFailOver = config.topology() == RelockConfig.Topology.SENTINEL
                 || config.topology() == RelockConfig.Topology.CLUSTER;
-        this.retries = new RetryLoop(connected.client.getResources().timer(), nanoTime,
-                config.commandTimeout().toNanos(), canFailOver, state, connected.recovery);
-        this.scripts = new ScriptRunner(connected, retries);
-        this.replicas = new ReplicaSync(config, connected, state);
+        // Not connected yet counts as refused: a call without a wait fails at once, a waiting one waits.
+        this.retries = new RetryLoop(resources.timer(), nanoTime, config.commandTimeout().toNanos(), canFailOver,
+                () -> {
+                    Link now = link;
+                    return now == null || now.state.unreachable();
+                }, failure -> {
+                    Link now = link;
+                    if (now != null) {
+                        now.connected.recovery.accept(failure);
+                    }
+                });
+    }
+
+    /** Opens the connections and makes them this gateway's; fails, having closed what it opened. */
+    private void link(RelockConfig config, ClientResources resources, String clientId, LongSupplier nanoTime) {
+        Connected connected = new Connected();
+        ConnectionState state = null;
+        try {
+            Connector.of(config, resources, clientId, nanoTime).connect(connected);
+            state = new ConnectionState(connected.client);
+            Link opened = new Link(connected, state, new ScriptRunner(connected, retries),
+                    new ReplicaSync(config, connected, state));
+            opened.scripts.preload();
+            if (opened.replicas.enabled()) {
+                ServerChecks.requireWait(connected.commands);
+            }
+            ServerChecks.warnOnEviction(connected.commands, target);
+            List<Consumer<StatefulRedisPubSubConnection<String, String>>> told;
+            synchronized (onConnect) {
+                if (closed) {
+                    state.close();
+                    connected.close();
+                    return;
+                }
+                link = opened;
+                told = List.copyOf(onConnect);
+            }
+            told.forEach(action -> action.accept(connected.pubSub));
+        } catch (RuntimeException e) {
+            if (state != null) {
+                state.close();
+            }
+            connected.close();
+            throw Exceptions.cannotConnect(target, e);
+        }
     }
 
     /**
@@ -64,21 +119,90 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
      */
     public static RedisGateway connect(RelockConfig config, ClientResources resources, String clientId,
             LongSupplier nanoTime) {
-        String target = config.topology() + " " + config.serverUris().stream().map(RedisUris::redact).toList();
-        Connected connected = new Connected();
-        try {
-            Connector.of(config, resources, clientId, nanoTime).connect(connected);
-            RedisGateway gateway = new RedisGateway(connected, config, target, nanoTime);
-            gateway.scripts.preload();
-            if (gateway.replicas.enabled()) {
-                ServerChecks.requireWait(connected.commands);
-            }
-            ServerChecks.warnOnEviction(connected.commands, target);
-            return gateway;
-        } catch (RuntimeException e) {
-            connected.close();
-            throw Exceptions.cannotConnect(target, e);
+        RedisGateway gateway = new RedisGateway(config, resources, targetOf(config), nanoTime);
+        gateway.link(config, resources, clientId, nanoTime);
+        return gateway;
+    }
+
+    /**
+     * A gateway that connects as {@link #connect} does, but does not fail when Redis is
+     * unreachable: it tries again in the background (pausing 100 ms, doubling up to
+     * {@link #MAX_CONNECT_PAUSE_MILLIS}) until it is connected or closed. Meanwhile every call
+     * fails as when a single server refuses connections: at once without a wait, at the end of
+     * its wait with one. Not for a cluster, whose pub/sub kind depends on the servers.
+     */
+    public static RedisGateway connectInBackground(RelockConfig config, ClientResources resources, String clientId,
+            LongSupplier nanoTime) {
+        RedisGateway gateway = new RedisGateway(config, resources, targetOf(config), nanoTime);
+        gateway.tryToLink(config, resources, clientId, nanoTime, 1, 100);
+        return gateway;
+    }
+
+    private void tryToLink(RelockConfig config, ClientResources resources, String clientId, LongSupplier nanoTime,
+            int attempt, long pauseMillis) {
+        if (closed) {
+            return;
         }
+        try {
+            link(config, resources, clientId, nanoTime);
+            if (attempt > 1) {
+                LOG.info("connected to Redis at {} (attempt {})", target, attempt);
+            }
+            return;
+        } catch (RuntimeException e) {
+            if (attempt == 1) {
+                LOG.warn("{}; connecting in the background, calls fail until then", e.getMessage());
+            } else {
+                LOG.debug("still cannot connect (attempt {}): {}", attempt, e.getMessage());
+            }
+        }
+        try {
+            // The attempt blocks (up to the connect timeout): on a worker, never on the timer's thread.
+            resources.timer().newTimeout(timeout -> resources.eventExecutorGroup().execute(
+                    () -> tryToLink(config, resources, clientId, nanoTime, attempt + 1,
+                            Math.min(MAX_CONNECT_PAUSE_MILLIS, pauseMillis * 2))),
+                    pauseMillis, TimeUnit.MILLISECONDS);
+        } catch (RuntimeException e) {
+            LOG.debug("background connecting stops: the client's threads are gone ({})", e.toString());
+        }
+    }
+
+    private static String targetOf(RelockConfig config) {
+        return config.topology() + " " + config.serverUris().stream().map(RedisUris::redact).toList();
+    }
+
+    /** Whether the connections are open now (Lettuce reconnects them when they break). */
+    public boolean isConnected() {
+        Link now = link;
+        return now != null && now.connected.connection.isOpen() && !now.state.unreachable();
+    }
+
+    /**
+     * Runs {@code action} with the pub/sub connection once connected: at once if connected now,
+     * else from the background connect that succeeds.
+     */
+    public void whenConnected(Consumer<StatefulRedisPubSubConnection<String, String>> action) {
+        Link now;
+        synchronized (onConnect) {
+            now = link;
+            if (now == null) {
+                onConnect.add(action);
+                return;
+            }
+        }
+        action.accept(now.connected.pubSub);
+    }
+
+    /** The pub/sub connection, or null while not connected yet. */
+    public StatefulRedisPubSubConnection<String, String> pubSubOrNull() {
+        Link now = link;
+        return now == null ? null : now.connected.pubSub;
+    }
+
+    /** The failure of a call made before the first connect succeeded. */
+    static io.lettuce.core.RedisConnectionException notConnectedYet(String target) {
+        return new io.lettuce.core.RedisConnectionException("not connected to Redis at " + target
+                + " yet: connecting in the background");
     }
 
     /**
@@ -88,24 +212,43 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
      */
     @Override
     public long connectionEpoch() {
-        return state.epoch();
+        Link now = link;
+        return now == null ? 0 : now.state.epoch();
     }
 
     /**
      * How long a call may keep trying through connection trouble, as instants of the client's
-     * clock: until {@code deadlineNanos} at most; and, on a single server, only until
-     * {@code patientUntilNanos} once the server refuses connections (nothing could take its place).
+     * clock: until {@code deadlineNanos} at most; only until {@code patientUntilNanos} once a
+     * single server refuses connections; and no longer once {@code stopped} says so (the caller
+     * gave up: an interrupt, a cancel).
      */
-    public record Budget(long deadlineNanos, long patientUntilNanos) {}
+    public record Budget(long deadlineNanos, long patientUntilNanos, BooleanSupplier stopped) {
 
-    /** The budget of a call that does not wait: the command timeout from now. */
+        private static final BooleanSupplier NEVER = () -> false;
+
+        /** A budget that only its instants end. */
+        public Budget(long deadlineNanos, long patientUntilNanos) {
+            this(deadlineNanos, patientUntilNanos, NEVER);
+        }
+
+        /** This budget, also ended when {@code stop} says so. */
+        public Budget stoppedBy(BooleanSupplier stop) {
+            return new Budget(deadlineNanos, patientUntilNanos, stop);
+        }
+    }
+
+    /**
+     * The budget of a call that does not wait: the command timeout from now. A single server
+     * that refuses connections ends it at once: nothing can take its place.
+     */
     public Budget budget() {
         return retries.budget();
     }
 
     /**
      * The budget of a waiting call: until {@code waitDeadlineNanos}, and at least the command
-     * timeout. A single server that refuses connections ends it at once: nothing can take its place.
+     * timeout. It rides through a reconnect, also of a single server that refuses connections
+     * for a while (a restart), until {@code waitDeadlineNanos}.
      */
     public Budget budget(long waitDeadlineNanos) {
         return retries.budget(waitDeadlineNanos);
@@ -133,7 +276,18 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
      */
     public <T> CompletableFuture<T> eval(Script script, ScriptOutputType type, Budget budget, boolean repeat,
             String[] keys, String... args) {
-        return scripts.eval(script, type, budget, repeat, keys, args);
+        Link now = link;
+        if (now == null) {
+            // Not connected yet: a waiting call waits for the background connect, within its budget.
+            java.util.concurrent.atomic.AtomicBoolean sent = new java.util.concurrent.atomic.AtomicBoolean();
+            return retries.run(budget, attempt -> {
+                Link later = link;
+                // A try refused for want of a connection never reached Redis: only a sent one makes a repeat.
+                return later == null ? CompletableFuture.failedFuture(notConnectedYet(target))
+                        : later.scripts.eval(script, type, budget, sent.getAndSet(true) || repeat, keys, args);
+            });
+        }
+        return now.scripts.eval(script, type, budget, repeat, keys, args);
     }
 
     // ---- the only commands besides scripts: typed, so no caller holds raw Lettuce commands ----
@@ -181,7 +335,11 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
 
     /** Runs a read-only command, retrying within the default {@link #budget()}. */
     private <T> CompletableFuture<T> read(Function<RedisClusterAsyncCommands<String, String>, RedisFuture<T>> command) {
-        return retries.run(budget(), attempt -> command.apply(connected.commands).toCompletableFuture());
+        return retries.run(budget(), attempt -> {
+            Link now = link;
+            return now == null ? CompletableFuture.failedFuture(notConnectedYet(target))
+                    : command.apply(now.connected.commands).toCompletableFuture();
+        });
     }
 
     /**
@@ -194,36 +352,33 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
         return read(command);
     }
 
-    /** The pub/sub connection. */
-    public StatefulRedisPubSubConnection<String, String> pubSub() {
-        return connected.pubSub;
-    }
-
-    /** Whether unlock notifications use sharded pub/sub (SSUBSCRIBE/SPUBLISH). */
+    /** Whether unlock notifications use sharded pub/sub (SSUBSCRIBE/SPUBLISH); false until connected. */
     public boolean sharded() {
-        return connected.sharded;
+        Link now = link;
+        return now != null && now.connected.sharded;
     }
 
     /** The hash slot of a key (0 outside a cluster, where all keys may share a call). */
     @Override
     public int slotOf(String key) {
-        return connected.slotOf(key);
+        Link now = link;
+        return now == null ? 0 : now.connected.slotOf(key);
     }
 
     /** Whether acquires, renewals and releases wait for replica acknowledgements. */
     public boolean replicaSync() {
-        return replicas.enabled();
+        return config.replicaSyncMinReplicas() > 0;
     }
 
     /** How many replicas must acknowledge, and for how long to wait. */
     @Override
     public int replicaSyncMinReplicas() {
-        return replicas.minReplicas();
+        return config.replicaSyncMinReplicas();
     }
 
     @Override
     public long replicaSyncTimeoutMillis() {
-        return replicas.timeoutMillis();
+        return config.replicaSyncTimeout().toMillis();
     }
 
     /**
@@ -234,11 +389,22 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
      */
     @Override
     public CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore) {
-        return replicas.confirmWrite(key, epochBefore);
+        Link now = link;
+        if (now == null) {
+            // No write can have been made before the first connect.
+            return replicaSync() ? CompletableFuture.failedFuture(notConnectedYet(target))
+                    : CompletableFuture.completedFuture(WriteConfirmation.CONFIRMED);
+        }
+        return now.replicas.confirmWrite(key, epochBefore);
     }
 
     /** How many clients are subscribed to each channel, as the server that carries it counts them. */
     public CompletableFuture<Map<String, Long>> subscribers(String... channels) {
+        Link now = link;
+        if (now == null) {
+            return CompletableFuture.failedFuture(notConnectedYet(target));
+        }
+        Connected connected = now.connected;
         if (!connected.sharded) {
             return connected.commands.pubsubNumsub(channels).toCompletableFuture();
         }
@@ -251,7 +417,10 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
      * a failover; never outside a cluster. Stops at {@link #close()}.
      */
     public void onTopologyChange(Runnable action) {
-        connected.onTopologyChange(action);
+        Link now = link;
+        if (now != null) {
+            now.connected.onTopologyChange(action);
+        }
     }
 
     /** Where the client connects, without credentials. */
@@ -261,8 +430,15 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
 
     @Override
     public void close() {
+        Link now;
+        synchronized (onConnect) {
+            closed = true;
+            now = link;
+        }
         retries.close();
-        state.close();
-        connected.close();
+        if (now != null) {
+            now.state.close();
+            now.connected.close();
+        }
     }
 }

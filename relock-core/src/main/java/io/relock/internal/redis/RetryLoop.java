@@ -34,7 +34,7 @@ final class RetryLoop implements AutoCloseable {
     private final LongSupplier nanoTime;
     private final long commandTimeoutNanos;
     private final boolean canFailOver;
-    private final ConnectionState state;
+    private final java.util.function.BooleanSupplier unreachable;
     private final Consumer<Throwable> recovery;
     private volatile boolean closed;
 
@@ -44,12 +44,12 @@ final class RetryLoop implements AutoCloseable {
      * @param recovery the topology's help after a transient failure, before the next try
      */
     RetryLoop(Timer timer, LongSupplier nanoTime, long commandTimeoutNanos, boolean canFailOver,
-            ConnectionState state, Consumer<Throwable> recovery) {
+            java.util.function.BooleanSupplier unreachable, Consumer<Throwable> recovery) {
         this.timer = timer;
         this.nanoTime = nanoTime;
         this.commandTimeoutNanos = commandTimeoutNanos;
         this.canFailOver = canFailOver;
-        this.state = state;
+        this.unreachable = unreachable;
         this.recovery = recovery;
     }
 
@@ -62,17 +62,25 @@ final class RetryLoop implements AutoCloseable {
     /** See {@link RedisGateway#budget(long)}. */
     Budget budget(long waitDeadlineNanos) {
         long now = nanoTime.getAsLong();
-        return new Budget(Math.max(waitDeadlineNanos, now + commandTimeoutNanos), canFailOver ? waitDeadlineNanos : now);
+        // Patient until the wait ends, whatever the topology: a restarting server refuses
+        // connections for a moment, as a holder keeps the lock for a moment.
+        long atLeast = now + commandTimeoutNanos;
+        return new Budget(waitDeadlineNanos - atLeast > 0 ? waitDeadlineNanos : atLeast, waitDeadlineNanos);
     }
 
     /** Runs {@code call} with attempt 0, then 1, 2, … after each transient failure, while {@code budget} lasts. */
     <T> CompletableFuture<T> run(Budget budget, IntFunction<CompletableFuture<T>> call) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        tryOnce(budget, call, 0, result);
+        tryOnce(budget, call, 0, null, result);
         return result;
     }
 
-    private <T> void tryOnce(Budget budget, IntFunction<CompletableFuture<T>> call, int attempt,
+    /**
+     * {@code uncertain}: the first failure of an earlier try that may have reached Redis, or
+     * null. The call fails with it rather than with a last failure that did not (a refused
+     * connection): the caller must still take the call for one whose outcome is unknown.
+     */
+    private <T> void tryOnce(Budget budget, IntFunction<CompletableFuture<T>> call, int attempt, Throwable uncertain,
             CompletableFuture<T> result) {
         CompletableFuture<T> reply;
         try {
@@ -86,17 +94,24 @@ final class RetryLoop implements AutoCloseable {
                 return;
             }
             Throwable failure = Exceptions.unwrap(error);
+            Throwable unsure = uncertain != null || !Exceptions.outcomeUnknown(failure) ? uncertain : failure;
             long pauseMillis = Math.min(MAX_RETRY_PAUSE_MILLIS, 10L << Math.min(attempt, 5));
             long now = nanoTime.getAsLong();
-            boolean refused = !canFailOver && state.unreachable() && now - budget.patientUntilNanos() >= 0;
-            if (closed || !transientFailure(failure) || refused
+            boolean refused = !canFailOver && unreachable.getAsBoolean() && now - budget.patientUntilNanos() >= 0;
+            if (closed || !transientFailure(failure) || refused || budget.stopped().getAsBoolean()
                     || now + TimeUnit.MILLISECONDS.toNanos(pauseMillis) - budget.deadlineNanos() > 0) {
-                result.completeExceptionally(failure);
+                if (unsure != null && unsure != failure) {
+                    unsure.addSuppressed(failure);
+                    result.completeExceptionally(unsure);
+                } else {
+                    result.completeExceptionally(failure);
+                }
                 return;
             }
             LOG.debug("retrying after {} (attempt {})", failure.toString(), attempt + 1);
             recovery.accept(failure);
-            timer.newTimeout(timeout -> tryOnce(budget, call, attempt + 1, result), pauseMillis, TimeUnit.MILLISECONDS);
+            timer.newTimeout(timeout -> tryOnce(budget, call, attempt + 1, unsure, result), pauseMillis,
+                    TimeUnit.MILLISECONDS);
         });
     }
 

@@ -48,9 +48,14 @@ public final class Args {
         }
     }
 
+    /**
+     * The one rule for a lock's (or election's) name, wherever a name is taken: not null, not
+     * blank (empty or only whitespace, which names no lock a reader could tell apart), and
+     * well-formed UTF-16.
+     */
     public static String lockName(String name) {
         notNull(name, "name");
-        require(!name.isEmpty(), "name must not be empty");
+        require(!name.isBlank(), "name must not be blank: '%s'", name);
         return wellFormed(name, "name");
     }
 

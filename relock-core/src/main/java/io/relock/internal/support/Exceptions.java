@@ -45,7 +45,7 @@ public final class Exceptions {
             return new RelockTimeoutException("Redis did not answer in time: " + operation + ": " + t.getMessage(), t);
         }
         if (t instanceof RedisConnectionException || t instanceof IOException || isConnectionLoss(t)) {
-            return new RelockConnectionException("Redis connection failed: " + operation + ": " + t.getMessage(), t);
+            return new RelockConnectionException("Redis connection failed: " + operation + ": " + reason(t), t);
         }
         if (t instanceof RedisCommandExecutionException) {
             return new RelockException("Redis rejected the command: " + operation + ": " + t.getMessage(), t);
@@ -76,13 +76,7 @@ public final class Exceptions {
 
     public static RelockConnectionException cannotConnect(String target, Throwable cause) {
         Throwable top = unwrap(cause);
-        Throwable root = top;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        // "Unable to connect" alone hides WRONGPASS or a certificate error deeper down.
-        String reason = root == top || String.valueOf(top.getMessage()).contains(String.valueOf(root.getMessage()))
-                ? top.getMessage() : top.getMessage() + ": " + root.getMessage();
+        String reason = reason(top);
         if (notRedis(top)) {
             // Lettuce's "Invalid first byte: 72 (H)" means an HTTP server, or another service, answered.
             return new RelockConnectionException("cannot connect to Redis at " + target + ": the server did not "
@@ -91,14 +85,72 @@ public final class Exceptions {
         return new RelockConnectionException("cannot connect to Redis at " + target + ": " + reason, top);
     }
 
-    /** Whether the server's reply was not Redis's protocol at all. */
+    /**
+     * Lettuce's words when the connection was open but its Redis handshake handler was gone from
+     * the channel by the time the connect completed: the peer spoke or closed before the client
+     * could set up the handshake, which Redis never does. The server's own answer is lost in that
+     * race; a further attempt usually sees it.
+     */
+    static final String HANDSHAKE_HANDLER_GONE = "RedisHandshakeHandler not registered";
+
+    /** Whether {@code failure} is Lettuce's {@link #HANDSHAKE_HANDLER_GONE} (see there). */
+    public static boolean handshakeHandlerGone(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof IllegalStateException && HANDSHAKE_HANDLER_GONE.equals(t.getMessage())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * What went wrong, for a person: the messages of the failure and its causes, each said once
+     * (a cause whose words are in the message already adds nothing), addresses as
+     * {@code host:port}, and Lettuce's handshake race in plain words.
+     */
+    public static String reason(Throwable failure) {
+        StringBuilder text = new StringBuilder();
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+            if (HANDSHAKE_HANDLER_GONE.equals(message)) {
+                message = "the connection closed before the Redis handshake began";
+            }
+            // Each ": "-separated part once: "Connection refused: Connection refused" says it once, and a
+            // cause that only adds the address said already adds nothing.
+            for (String part : addresses(message).split(": ")) {
+                if (!part.isBlank() && text.indexOf(part) < 0) {
+                    text.append(text.length() == 0 ? "" : ": ").append(part);
+                }
+            }
+        }
+        return text.toString();
+    }
+
+    /**
+     * {@code host:port} for Java's renderings of a socket address: {@code host/<unresolved>:port}
+     * (never looked up), {@code host/1.2.3.4:port} and {@code /1.2.3.4:port} (no host name).
+     */
+    static String addresses(String message) {
+        return ADDRESS.matcher(message).replaceAll(match -> {
+            String host = match.group(1);
+            String ip = match.group(2);
+            String name = host.isEmpty() ? ip : host;
+            return java.util.regex.Matcher.quoteReplacement(name + ":" + match.group(3));
+        });
+    }
+
+    /** {@code [host]/(ip|<unresolved>):port} as InetSocketAddress.toString() writes it. */
+    private static final java.util.regex.Pattern ADDRESS = java.util.regex.Pattern.compile(
+            "(?<![\\w./-])([\\w.-]*)/(<unresolved>|[0-9a-fA-F:.]*[0-9a-fA-F]|\\[[0-9a-fA-F:.]+\\]):(\\d{1,5})\\b");
+
+    /** Whether the server's reply was not Redis's protocol at all, or the handshake never began. */
     private static boolean notRedis(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof RedisProtocolException) {
                 return true;
             }
         }
-        return false;
+        return handshakeHandlerGone(error);
     }
 
     public static IllegalStateException closed() {
