@@ -19,6 +19,9 @@ import io.relock.spring.WithLock;
 @ConfigurationProperties(prefix = "relock")
 public class RelockProperties {
 
+    /** The name of the property that lets the application start while Redis is unreachable. */
+    static final String REQUIRE_REDIS_AT_STARTUP = "relock.require-redis-at-startup";
+
     /** Whether to create the Relock client and the @WithLock advice. */
     private boolean enabled = true;
 
@@ -46,6 +49,13 @@ public class RelockProperties {
      */
     private Duration defaultWaitTime;
 
+    /**
+     * Whether the application's start fails when Redis cannot be reached. false: start anyway,
+     * connect in the background, report health DOWN, and fail lock calls with
+     * RelockConnectionException until Redis is reachable.
+     */
+    private boolean requireRedisAtStartup = true;
+
     private final ReplicaSync replicaSync = new ReplicaSync();
 
     private final SpinBackoff spinBackoff = new SpinBackoff();
@@ -70,6 +80,26 @@ public class RelockProperties {
      */
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    /**
+     * Whether the start fails when Redis cannot be reached (the default), or the application
+     * starts without it and Relock connects in the background.
+     *
+     * @return {@code relock.require-redis-at-startup}
+     */
+    public boolean isRequireRedisAtStartup() {
+        return requireRedisAtStartup;
+    }
+
+    /**
+     * Sets {@code relock.require-redis-at-startup}.
+     *
+     * @param requireRedisAtStartup false to start while Redis is unreachable: health DOWN and
+     *     lock calls failing with {@code RelockConnectionException} until it is reachable
+     */
+    public void setRequireRedisAtStartup(boolean requireRedisAtStartup) {
+        this.requireRedisAtStartup = requireRedisAtStartup;
     }
 
     /**
