@@ -86,9 +86,9 @@ final class LockPlan {
             checkVariables(spel.getAST());
         }
         this.type = annotation.type();
-        this.waitTime = duration(annotation.waitTime(), "waitTime", true);
-        this.leaseTime = duration(annotation.leaseTime(), "leaseTime", false);
-        Duration minimum = duration(annotation.holdAtLeast(), "holdAtLeast", true);
+        this.waitTime = RelockTemplate.oneAttemptIfNegative(duration(annotation.waitTime(), "waitTime", true, true));
+        this.leaseTime = duration(annotation.leaseTime(), "leaseTime", false, false);
+        Duration minimum = duration(annotation.holdAtLeast(), "holdAtLeast", true, false);
         this.holdAtLeast = minimum == null || minimum.isZero() ? null : minimum;
         if (holdAtLeast != null && leaseTime != null && holdAtLeast.compareTo(leaseTime) > 0) {
             throw invalid("holdAtLeast '" + annotation.holdAtLeast() + "' is longer than leaseTime '"
@@ -438,7 +438,8 @@ final class LockPlan {
         }
     }
 
-    private Duration duration(String text, String attribute, boolean zeroAllowed) {
+    /** {@code negativeAllowed}: a wait, where a negative value is one attempt as zero is. */
+    private Duration duration(String text, String attribute, boolean zeroAllowed, boolean negativeAllowed) {
         if (text.isBlank()) {
             return null;
         }
@@ -452,7 +453,7 @@ final class LockPlan {
         } catch (IllegalArgumentException e) {
             throw invalid(attribute + " '" + text + "' is not a duration (\"200ms\", \"5s\", \"PT1M\")");
         }
-        if (duration.isNegative() || (!zeroAllowed && duration.toMillis() == 0)) {
+        if ((duration.isNegative() && !negativeAllowed) || (!zeroAllowed && duration.toMillis() == 0)) {
             throw invalid(attribute + " '" + text + "' must be " + (zeroAllowed ? "zero or more" : "at least 1ms"));
         }
         return duration;

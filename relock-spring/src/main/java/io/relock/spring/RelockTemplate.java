@@ -27,7 +27,8 @@ import io.relock.Relock;
  *
  * <p>A wait time of {@code null} (or the forms without one) means the template's default wait
  * time: {@code relock.default-wait-time} for the auto-configured template; without a default,
- * wait until acquired.
+ * wait until acquired. A zero or negative wait time is one attempt, as in core's
+ * {@code tryLock} and the Reactor and Kotlin faces (a negative one is taken as zero).
  *
  * <p>Failure behaviour: not acquired within the wait time → {@link LockNotAcquiredException}
  * (the action did not run); interrupted while waiting → {@link LockNotAcquiredException} with
@@ -70,16 +71,13 @@ public class RelockTemplate implements AutoCloseable {
      *     ({@code true}) or only a warning in the log; when it is only a warning, a transaction
      *     inside the action commits although the lock is lost
      * @param defaultWaitTime how long calls that give no wait time (and {@link WithLock} methods
-     *     without {@code waitTime}) wait; null to wait until acquired, zero for one attempt
+     *     without {@code waitTime}) wait; null to wait until acquired, zero or negative for one
+     *     attempt
      * @throws NullPointerException if {@code relock} is null
-     * @throws IllegalArgumentException if {@code defaultWaitTime} is negative
      */
     public RelockTemplate(Relock relock, boolean throwOnLockLost, Duration defaultWaitTime) {
         Objects.requireNonNull(relock, "relock must not be null");
-        if (defaultWaitTime != null && defaultWaitTime.isNegative()) {
-            throw new IllegalArgumentException("defaultWaitTime must not be negative: " + defaultWaitTime);
-        }
-        this.runner = new LockRunner(relock, throwOnLockLost, defaultWaitTime);
+        this.runner = new LockRunner(relock, throwOnLockLost, oneAttemptIfNegative(defaultWaitTime));
     }
 
     /**
@@ -94,7 +92,8 @@ public class RelockTemplate implements AutoCloseable {
     /**
      * How long calls without a wait time wait.
      *
-     * @return the default wait time, or null for "until acquired"
+     * @return the default wait time, or null for "until acquired"; zero (also for a negative
+     *     one given) for one attempt
      */
     public Duration defaultWaitTime() {
         return runner.defaultWaitTime();
@@ -125,12 +124,12 @@ public class RelockTemplate implements AutoCloseable {
      * {@link #run(String, Duration, Runnable)}.
      *
      * @param name the lock's name
-     * @param waitTime how long to wait for it; null for the default wait time, zero for one attempt
+     * @param waitTime how long to wait for it; null for the default wait time, zero or negative for one attempt
      * @param action what to run
      * @param <T> the action's result type
      * @return the action's result
      * @throws NullPointerException if {@code name} or {@code action} is null
-     * @throws IllegalArgumentException if {@code name} is blank or {@code waitTime} negative
+     * @throws IllegalArgumentException if {@code name} is blank
      * @throws LockNotAcquiredException if not acquired in time, or interrupted while waiting
      * @throws LockLostException if the lock was lost while the action ran
      * @throws io.relock.RelockException if Redis fails
@@ -161,10 +160,10 @@ public class RelockTemplate implements AutoCloseable {
      * renewed by the watchdog; see {@link #execute(String, Duration, Supplier)}.
      *
      * @param name the lock's name
-     * @param waitTime how long to wait for it; null for the default wait time, zero for one attempt
+     * @param waitTime how long to wait for it; null for the default wait time, zero or negative for one attempt
      * @param action what to run
      * @throws NullPointerException if {@code name} or {@code action} is null
-     * @throws IllegalArgumentException if {@code name} is blank or {@code waitTime} negative
+     * @throws IllegalArgumentException if {@code name} is blank
      * @throws LockNotAcquiredException if not acquired in time, or interrupted while waiting
      * @throws LockLostException if the lock was lost while the action ran
      * @throws io.relock.RelockException if Redis fails
@@ -179,12 +178,12 @@ public class RelockTemplate implements AutoCloseable {
      *
      * @param type the kind of lock
      * @param names the locks' names, at least one
-     * @param waitTime how long to wait; null for the default wait time, zero for one attempt
+     * @param waitTime how long to wait; null for the default wait time, zero or negative for one attempt
      * @param leaseTime a fixed lease; null for a watchdog-renewed lock
      * @param action what to run
      * @throws NullPointerException if an argument other than a duration is null
-     * @throws IllegalArgumentException if {@code names} is empty or has a blank name, a duration
-     *     is negative or the lease zero
+     * @throws IllegalArgumentException if {@code names} is empty or has a blank name, or the lease
+     *     is zero or negative
      * @throws LockNotAcquiredException if not acquired in time, or interrupted while waiting
      * @throws LockLostException if a lock was lost while the action ran
      * @throws io.relock.RelockException if Redis fails
@@ -203,14 +202,14 @@ public class RelockTemplate implements AutoCloseable {
      *
      * @param type the kind of lock
      * @param names the locks' names, at least one
-     * @param waitTime how long to wait; null for the default wait time, zero for one attempt
+     * @param waitTime how long to wait; null for the default wait time, zero or negative for one attempt
      * @param leaseTime a fixed lease; null for a watchdog-renewed lock
      * @param action what to run
      * @param <T> the action's result type
      * @return the action's result
      * @throws NullPointerException if an argument other than a duration is null
-     * @throws IllegalArgumentException if {@code names} is empty or has a blank name, a duration
-     *     is negative or the lease zero
+     * @throws IllegalArgumentException if {@code names} is empty or has a blank name, or the lease
+     *     is zero or negative
      * @throws LockNotAcquiredException if not acquired in time, or interrupted while waiting
      * @throws LockLostException if a lock was lost while the action ran
      * @throws io.relock.RelockException if Redis fails
@@ -249,13 +248,15 @@ public class RelockTemplate implements AutoCloseable {
             }
             sorted.add(name);
         }
-        if (waitTime != null && waitTime.isNegative()) {
-            throw new IllegalArgumentException("waitTime must not be negative: " + waitTime);
-        }
         if (leaseTime != null && (leaseTime.isNegative() || leaseTime.toMillis() == 0)) {
             throw new IllegalArgumentException("leaseTime must be at least 1 ms: " + leaseTime);
         }
-        return new LockRunner.Request(type, List.copyOf(sorted), waitTime, leaseTime);
+        return new LockRunner.Request(type, List.copyOf(sorted), oneAttemptIfNegative(waitTime), leaseTime);
+    }
+
+    /** A negative wait is one attempt, as zero is: core's, Reactor's and Kotlin's rule. */
+    static Duration oneAttemptIfNegative(Duration waitTime) {
+        return waitTime != null && waitTime.isNegative() ? Duration.ZERO : waitTime;
     }
 
     /** Stops listening for lost locks on the client; the client itself stays open. */

@@ -128,7 +128,8 @@ public @interface WithLock {
     /**
      * How long to wait for the lock, in Spring's duration format ({@code "200ms"}, {@code "5s"},
      * {@code "PT1M"}, {@code ${…}} resolved). Empty: {@code relock.default-wait-time}, and without
-     * it wait until acquired; {@code "0"}: one attempt, no waiting.
+     * it wait until acquired; {@code "0"} (or a negative one, as in core's {@code tryLock}): one
+     * attempt, no waiting.
      *
      * @return the wait time
      */

@@ -45,7 +45,7 @@ public class RelockProperties {
 
     /**
      * How long @WithLock methods and RelockTemplate calls that give no wait time wait for the
-     * lock; 0 for one attempt. Default: until acquired.
+     * lock; 0 (or negative) for one attempt. Default: until acquired.
      */
     private Duration defaultWaitTime;
 
@@ -204,15 +204,10 @@ public class RelockProperties {
     /**
      * Sets {@code relock.default-wait-time}.
      *
-     * @param defaultWaitTime the wait time, zero or more; null to wait until acquired
-     * @throws IllegalArgumentException if {@code defaultWaitTime} is negative (the start fails
-     *     naming the property)
+     * @param defaultWaitTime the wait time; zero or negative for one attempt (as core's
+     *     {@code tryLock} takes it); null to wait until acquired
      */
     public void setDefaultWaitTime(Duration defaultWaitTime) {
-        if (defaultWaitTime != null && defaultWaitTime.isNegative()) {
-            throw new IllegalArgumentException("relock.default-wait-time must be zero (one attempt) or more,"
-                    + " or unset to wait until acquired: " + defaultWaitTime);
-        }
         this.defaultWaitTime = defaultWaitTime;
     }
 

@@ -2,6 +2,7 @@ package io.relock.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.relock.LockNotAcquiredException;
 import java.time.Duration;
@@ -114,9 +115,24 @@ class DefaultWaitTimeTest {
     }
 
     @Test
-    void aNegativeDefaultIsRefusedByTheTemplate() {
-        assertThatThrownBy(() -> new RelockTemplate(other, true, Duration.ofMillis(-1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("defaultWaitTime");
+    void aNegativeDefaultIsOneAttemptAsInCore() {
+        runner("relock.default-wait-time=-1s").run(context -> {
+            Nightly nightly = context.getBean(Nightly.class);
+            assertThat(context.getBean(RelockTemplate.class).defaultWaitTime()).isEqualTo(Duration.ZERO);
+            DistributedLock taken = other.getLock("nightly");
+            taken.lock();
+            try {
+                // Were it a wait until acquired, the call would block while the lock stays taken.
+                assertTimeoutPreemptively(Duration.ofSeconds(10), () -> assertThatThrownBy(nightly::run)
+                        .isInstanceOf(LockNotAcquiredException.class)
+                        .satisfies(e -> assertThat(((LockNotAcquiredException) e).waitTime()).isEqualTo(Duration.ZERO)));
+                assertThat(nightly.runs()).isEmpty();
+            } finally {
+                taken.unlock();
+            }
+            nightly.run();
+            assertThat(nightly.runs()).containsExactly("run");
+        });
     }
 
     /** Records what ran under which lock; returns a value from one method and nothing from the other. */

@@ -214,8 +214,7 @@ class RelockAutoConfigurationTest {
                 List.of("relock.thread-wait-time=1ms", "relock.thread-wait-time"),
                 List.of("relock.spin-backoff.initial=2s", "relock.spin-backoff.initial"),
                 List.of("relock.replica-sync.min-replicas=-1", "relock.replica-sync.min-replicas"),
-                List.of("relock.watchdog-timeout=soon", "relock.watchdog-timeout"),
-                List.of("relock.default-wait-time=-1s", "relock.default-wait-time"))) {
+                List.of("relock.watchdog-timeout=soon", "relock.watchdog-timeout"))) {
             runner.withPropertyValues("spring.data.redis.url=redis://127.0.0.1:1", bad.get(0)).run(context -> {
                 assertThat(context).as(bad.get(0)).hasFailed();
                 assertThat(context.getStartupFailure()).as(bad.get(0)).hasStackTraceContaining(bad.get(1));
