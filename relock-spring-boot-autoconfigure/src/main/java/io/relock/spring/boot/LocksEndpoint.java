@@ -48,14 +48,24 @@ import io.relock.spring.RelockLeadership;
  *       {@code leader} is {@code null} and its {@code error} says why.</li>
  *   <li>{@code GET /actuator/locks/{name}}: the lock as Redis has it ({@link Relock#getLockInfo(String)}):
  *       its holders with their client's host and process, hold counts, the lease left, the
- *       waiting clients, and its type when it can be told. 404 when nobody holds it.</li>
+ *       waiting clients, and its type when it can be told ({@link LockView}, {@code "state": "LOCKED"}).
+ *       404 when there is no lock to show, with a {@link LockStatus} body that says which case:
+ *       {@code "state": "FREE"} (nobody holds it) or {@code "state": "NOT_A_LOCK"} (its key holds
+ *       data that no lock writes).</li>
  *   <li>{@code DELETE /actuator/locks/{name}}: {@code forceUnlock()} of the lock's type; 200 with
- *       the lock as it was just before, 404 when nobody held it or the key holds data that no
- *       lock writes (left untouched). Logged at WARN with the caller's principal (or
- *       {@code anonymous}) and address. The holder is not told at once; its watchdog finds the
- *       lock force-unlocked at its next renewal (a {@link io.relock.LockForceUnlockedException}
- *       as the loss's cause), or its unlock finds it gone.</li>
+ *       the lock as it was just before. 404 {@code "FREE"} when nobody held it (or it was released
+ *       meanwhile): nothing to remove, as a {@code DELETE} of a resource that is not there. 409
+ *       (Conflict) {@code "NOT_A_LOCK"} when the key holds data that no lock writes: the request
+ *       is refused because of what the key holds, and the data is left untouched; a different
+ *       code from "free" so that a script does not take the refusal for a lock already gone.
+ *       Logged at WARN with the caller's principal (or {@code anonymous}) and address. The
+ *       holder is not told at once; its watchdog finds the lock force-unlocked at its next
+ *       renewal (a {@link io.relock.LockForceUnlockedException} as the loss's cause), or its
+ *       unlock finds it gone.</li>
  * </ul>
+ *
+ * <p>The states are the words of the {@code relock} command line ({@code inspect} and
+ * {@code force-unlock}): locked, free, not a lock.
  *
  * <p>The name is the rest of the path after {@code /actuator/locks/}, percent-decoded segment by
  * segment, so {@code orders/42} and {@code order%3A42} work; empty segments cannot be
@@ -72,13 +82,17 @@ import io.relock.spring.RelockLeadership;
  * ({@link LockInfo#kind()}): {@code reentrant}, {@code fair}, {@code fenced}, {@code simple},
  * {@code read} or {@code write}. A force-unlock is {@link Relock#forceUnlock(String)}: the release
  * of the type the data shows, so the lock's waiters (Relock's and Redisson's) wake at once. A key
- * holding data that no lock writes ({@link LockInfo.Kind#NOT_A_LOCK}) is not a lock: 404 for GET
- * and DELETE, and nothing is removed (the force-release script checks the data before it deletes).
+ * holding data that no lock writes ({@link LockInfo.Kind#NOT_A_LOCK}) is not a lock: 404 for GET,
+ * 409 for DELETE, and nothing is removed (the force-release script checks the data before it
+ * deletes).
  */
 @WebEndpoint(id = "locks", defaultAccess = Access.READ_ONLY)
 public class LocksEndpoint {
 
     private static final Logger LOG = LoggerFactory.getLogger(LocksEndpoint.class);
+
+    /** HTTP 409: WebEndpointResponse names no constant for it. */
+    private static final int STATUS_CONFLICT = 409;
 
     private static final boolean SERVLET_PRESENT = ClassUtils.isPresent(
             "org.springframework.web.context.request.ServletRequestAttributes", LocksEndpoint.class.getClassLoader())
@@ -148,16 +162,23 @@ public class LocksEndpoint {
      * One lock as Redis has it.
      *
      * @param name the lock's name, as path segments
-     * @return 200 with the lock, 404 when free, 400 for a name the client refuses, 503 when
-     *     Redis fails
+     * @return 200 with the lock ({@link LockView}); 404 with a {@link LockStatus} when it is free
+     *     or its key holds something that is not a lock; 400 for a name the client refuses, 503
+     *     when Redis fails
      */
     @ReadOperation
     public WebEndpointResponse<Object> lock(@Selector(match = Match.ALL_REMAINING) String[] name) {
         String lockName = String.join("/", name);
         try {
-            LockView view = read(lockName);
-            return view == null ? new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND)
-                    : new WebEndpointResponse<>(view);
+            LockInfo info = relock.getLockInfo(lockName);
+            if (info.kind() == LockInfo.Kind.NOT_A_LOCK) {
+                return new WebEndpointResponse<>(LockStatus.notALock(lockName, false), WebEndpointResponse.STATUS_NOT_FOUND);
+            }
+            if (!info.isLocked()) {
+                return new WebEndpointResponse<>(new LockStatus(lockName, LockStatus.FREE,
+                        "lock '" + lockName + "' is free: nobody holds it"), WebEndpointResponse.STATUS_NOT_FOUND);
+            }
+            return new WebEndpointResponse<>(view(lockName, info));
         } catch (RuntimeException e) {
             return failure(lockName, "read", e);
         }
@@ -168,18 +189,34 @@ public class LocksEndpoint {
      *
      * @param name the lock's name, as path segments
      * @param principal the authenticated caller, or {@code null}
-     * @return 200 with the lock as it was just before, 404 when nobody held it or the key holds
-     *     data that no lock writes (left untouched), 400 for a name the client refuses, 503 when
-     *     Redis fails
+     * @return 200 with the lock as it was just before ({@link LockView}); 404 with a
+     *     {@link LockStatus} {@code FREE} when nobody held it or it was released meanwhile; 409
+     *     with a {@link LockStatus} {@code NOT_A_LOCK} when the key holds data that no lock
+     *     writes (left untouched); 400 for a name the client refuses, 503 when Redis fails
      */
     @DeleteOperation
     public WebEndpointResponse<Object> forceUnlock(@Selector(match = Match.ALL_REMAINING) String[] name,
             @Nullable Principal principal) {
         String lockName = String.join("/", name);
         try {
-            LockView before = read(lockName);
-            if (before == null || !relock.forceUnlock(lockName)) {
-                return new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+            LockInfo info = relock.getLockInfo(lockName);
+            if (info.kind() == LockInfo.Kind.NOT_A_LOCK) {
+                return new WebEndpointResponse<>(LockStatus.notALock(lockName, true), STATUS_CONFLICT);
+            }
+            if (!info.isLocked()) {
+                return new WebEndpointResponse<>(new LockStatus(lockName, LockStatus.FREE,
+                        "nothing to remove: lock '" + lockName + "' is free"), WebEndpointResponse.STATUS_NOT_FOUND);
+            }
+            LockView before = view(lockName, info);
+            if (!relock.forceUnlock(lockName)) {
+                // The release script checks the data before it deletes: the lock went meanwhile, or
+                // the key now holds something else.
+                if (relock.getLockInfo(lockName).kind() == LockInfo.Kind.NOT_A_LOCK) {
+                    return new WebEndpointResponse<>(LockStatus.notALock(lockName, true),
+                            STATUS_CONFLICT);
+                }
+                return new WebEndpointResponse<>(new LockStatus(lockName, LockStatus.FREE, "nothing removed: lock '"
+                        + lockName + "' was released or changed meanwhile"), WebEndpointResponse.STATUS_NOT_FOUND);
             }
             LOG.warn("Force-unlocked lock '{}' (type {}, holders {}) through the actuator endpoint: by {} from {}",
                     lockName, before.type() == null ? "unknown" : before.type(), before.holderNames(),
@@ -190,12 +227,8 @@ public class LocksEndpoint {
         }
     }
 
-    /** The lock from Redis, or null when nobody holds it. */
-    private @Nullable LockView read(String name) {
-        LockInfo info = relock.getLockInfo(name);
-        if (!info.isLocked() || info.kind() == LockInfo.Kind.NOT_A_LOCK) {
-            return null;
-        }
+    /** A held lock as Redis has it, with what this client knows of its own holds. */
+    private LockView view(String name, LockInfo info) {
         List<HeldLock> mine = relock.heldLocks().stream().filter(held -> held.name().equals(name)).toList();
         String clientId = relock.clientId();
         List<Holder> holders = new ArrayList<>();
@@ -203,7 +236,8 @@ public class LocksEndpoint {
             holders.add(Holder.of(entry.getKey(), entry.getValue(), info.clientOf(entry.getKey()), clientId, mine));
         }
         holders.sort(Comparator.comparing(Holder::holder));
-        return new LockView(name, typeOf(info, mine), info.remainTimeToLive(), info.waitingClients(), holders);
+        return new LockView(name, LockStatus.LOCKED, typeOf(info, mine), info.remainTimeToLive(), info.waitingClients(),
+                holders);
     }
 
     private static @Nullable String typeOf(LockInfo info, List<HeldLock> mine) {
@@ -343,16 +377,44 @@ public class LocksEndpoint {
     }
 
     /**
-     * The answer of {@code GET /actuator/locks/{name}}.
+     * The answer of {@code GET} and {@code DELETE /actuator/locks/{name}} when there is no lock to
+     * show or remove: which case it is, in the {@code relock} command line's words.
      *
      * @param name the lock's name
+     * @param state {@value #FREE} (nobody holds it) or {@value #NOT_A_LOCK} (its key holds data
+     *     that no lock writes)
+     * @param message the case in a sentence, for a person reading the answer
+     */
+    public record LockStatus(String name, String state, String message) {
+
+        /** The state of a lock somebody holds ({@link LockView#state()}). */
+        public static final String LOCKED = "LOCKED";
+
+        /** The state of a lock nobody holds. */
+        public static final String FREE = "FREE";
+
+        /** The state of a name whose key holds data that no lock writes. */
+        public static final String NOT_A_LOCK = "NOT_A_LOCK";
+
+        static LockStatus notALock(String name, boolean refused) {
+            return new LockStatus(name, NOT_A_LOCK, "'" + name + "' is not a lock: its key holds other data"
+                    + (refused ? "; nothing was changed" : ""));
+        }
+    }
+
+    /**
+     * The answer of {@code GET /actuator/locks/{name}} for a held lock, and of its
+     * {@code DELETE} for the lock it removed.
+     *
+     * @param name the lock's name
+     * @param state always {@code "LOCKED"}, as in {@link LockStatus#state()}
      * @param type the lock's type when it can be told (see {@link LocksEndpoint}), else {@code null}
      * @param leaseLeftMillis the lease left, {@code -1} when the key has no expiry
      * @param waitingClients how many client connections wait for its release
      * @param holders who holds it
      */
-    public record LockView(String name, @Nullable String type, long leaseLeftMillis, long waitingClients,
-            List<Holder> holders) {
+    public record LockView(String name, String state, @Nullable String type, long leaseLeftMillis,
+            long waitingClients, List<Holder> holders) {
 
         List<String> holderNames() {
             return holders.stream().map(holder -> holder.holder() + "=" + holder.holdCount()).toList();

@@ -176,9 +176,30 @@ class LocksEndpointTest {
     }
 
     @Test
-    void aFreeLockIsNotFoundForReadAndForceUnlock() {
-        assertThat(app.get(ActuatorApp.lockPath("nobody/holds/this")).status()).isEqualTo(404);
-        assertThat(app.delete(ActuatorApp.lockPath("nobody/holds/this"), "alice").status()).isEqualTo(404);
+    void aFreeLockIsNotFoundForReadAndForceUnlockWithABodySayingItIsFree() {
+        ActuatorApp.Response read = app.get(ActuatorApp.lockPath("nobody/holds/this"));
+        assertThat(read.status()).isEqualTo(404);
+        assertThat(read.json().get("name").asString()).isEqualTo("nobody/holds/this");
+        assertThat(read.json().get("state").asString()).isEqualTo("FREE");
+        assertThat(read.json().get("message").asString()).isEqualTo("lock 'nobody/holds/this' is free: nobody holds it");
+
+        ActuatorApp.Response delete = app.delete(ActuatorApp.lockPath("nobody/holds/this"), "alice");
+        assertThat(delete.status()).isEqualTo(404);
+        assertThat(delete.json().get("state").asString()).isEqualTo("FREE");
+        assertThat(delete.json().get("message").asString()).isEqualTo("nothing to remove: lock 'nobody/holds/this' is free");
+    }
+
+    @Test
+    void aHeldLockSaysItIsLocked() {
+        DistributedLock lock = other.getLock("held/1");
+        lock.lock();
+        try {
+            ActuatorApp.Response read = app.get(ActuatorApp.lockPath("held/1"));
+            assertThat(read.status()).as(read.body()).isEqualTo(200);
+            assertThat(read.json().get("state").asString()).isEqualTo("LOCKED");
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Test
@@ -250,11 +271,19 @@ class LocksEndpointTest {
     }
 
     @Test
-    void aKeyThatHoldsNoLockIsNotFoundAndNotRemoved() {
+    void aKeyThatHoldsNoLockIsNotFoundForReadAndAConflictForForceUnlockAndNotRemoved() {
         redis.server().command("HSET", "profile/7", "name", "ada", "visits", "3");
-        assertThat(app.get(ActuatorApp.lockPath("profile/7")).status()).isEqualTo(404);
+        ActuatorApp.Response read = app.get(ActuatorApp.lockPath("profile/7"));
+        assertThat(read.status()).isEqualTo(404);
+        assertThat(read.json().get("name").asString()).isEqualTo("profile/7");
+        assertThat(read.json().get("state").asString()).isEqualTo("NOT_A_LOCK");
+        assertThat(read.json().get("message").asString()).isEqualTo("'profile/7' is not a lock: its key holds other data");
+
         ActuatorApp.Response response = app.delete(ActuatorApp.lockPath("profile/7"), null);
-        assertThat(response.status()).as(response.body()).isEqualTo(404);
+        assertThat(response.status()).as(response.body()).isEqualTo(409);
+        assertThat(response.json().get("state").asString()).isEqualTo("NOT_A_LOCK");
+        assertThat(response.json().get("message").asString())
+                .isEqualTo("'profile/7' is not a lock: its key holds other data; nothing was changed");
         assertThat(redis.server().command("HGET", "profile/7", "name")).isEqualTo("ada");
     }
 
@@ -263,16 +292,19 @@ class LocksEndpointTest {
         "HSET|stats/1|views|10|likes|3", "HSET|votes/1|user:42|3",
         "HSET|uuid-looking|7ec5867c-d801-4e0e-9c2c-c485cb962d1c:1|abc", "RPUSH|jobs/1|a|b", "SADD|members/1|x",
         "ZADD|ranks/1|1|x", "XADD|events/1|1-1|type|created"})
-    void userDataOfEveryTypeIsNotFoundAndLeftByteForByte(String write) {
+    void userDataOfEveryTypeIsNotALockAndLeftByteForByte(String write) {
         String[] command = write.split("\\|");
         String key = command[1];
         redis.server().command(command);
         String before = digest(key);
 
-        assertThat(app.get(ActuatorApp.lockPath(key)).status()).isEqualTo(404);
+        ActuatorApp.Response read = app.get(ActuatorApp.lockPath(key));
+        assertThat(read.status()).isEqualTo(404);
+        assertThat(read.json().get("state").asString()).isEqualTo("NOT_A_LOCK");
         ActuatorApp.Response response = app.delete(ActuatorApp.lockPath(key), "alice");
 
-        assertThat(response.status()).as(response.body()).isEqualTo(404);
+        assertThat(response.status()).as(response.body()).isEqualTo(409);
+        assertThat(response.json().get("state").asString()).isEqualTo("NOT_A_LOCK");
         assertThat(digest(key)).isEqualTo(before);
     }
 
