@@ -22,7 +22,8 @@ import io.relock.WatchdogTickEvent;
  *       {@value #PROBE_NAME}, under the key prefix; nothing is written) and the watchdog keeps
  *       time.</li>
  *   <li>DOWN when that read fails (Redis unreachable, a timeout, a refused command), with the
- *       error; after at most the client's command timeout.</li>
+ *       error; after at most the client's command timeout. DOWN at once while the client is not
+ *       connected, as after a start without Redis ({@code relock.require-redis-at-startup=false}).</li>
  *   <li>DOWN when the watchdog's last tick started more than one watchdog timeout late (a
  *       paused JVM, a starved timer thread: held locks may already have expired), or when no
  *       tick was seen for two watchdog timeouts (it ticks every third of one). The next tick on
@@ -78,6 +79,10 @@ public final class RelockHealthIndicator extends AbstractHealthIndicator impleme
                 .withDetail("topology", relock.config().topology().name())
                 .withDetail("heldLocks", relock.heldLocks().size())
                 .withDetail("watchdogLagMillis", TimeUnit.NANOSECONDS.toMillis(lastLagNanos));
+        if (!StartWithoutRedis.connected(relock)) {
+            builder.down().withDetail("error", "Redis: not connected; connecting in the background");
+            return;
+        }
         try {
             relock.getLockInfo(PROBE_NAME);
         } catch (RelockException | IllegalStateException e) {

@@ -76,6 +76,9 @@ final class SpringRelockConfig {
             apply(builder, "relock.replica-sync.timeout", sync.getTimeout(),
                     b -> b.replicaSync(sync.getMinReplicas(), sync.getTimeout()));
         }
+        if (!properties.isRequireRedisAtStartup()) {
+            StartWithoutRedis.apply(builder);
+        }
         customizers.forEach(customizer -> customizer.customize(builder));
         return builder.build();
     }
