@@ -125,7 +125,7 @@ class ScheduledOncePerPeriodTest {
     }
 
     static class Job {
-        @Scheduled(fixedRate = 1000, initialDelayString = "#{T(io.relock.spring.ScheduledOncePerPeriodTest).initialDelay(${job.offset})}")
+        @Scheduled(fixedRate = 1000, initialDelayString = "#{T(io.relock.spring.boot.ScheduledOncePerPeriodTest).initialDelay(${job.offset})}")
         @WithLock(name = "${job.lock}", holdAtLeast = "${job.hold-at-least}", waitTime = "0",
                 onNotAcquired = WithLock.OnNotAcquired.SKIP)
         public void report() throws InterruptedException {
