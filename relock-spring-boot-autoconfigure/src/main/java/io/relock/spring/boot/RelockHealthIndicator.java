@@ -22,8 +22,9 @@ import io.relock.WatchdogTickEvent;
  *       {@value #PROBE_NAME}, under the key prefix; nothing is written) and the watchdog keeps
  *       time.</li>
  *   <li>DOWN when that read fails (Redis unreachable, a timeout, a refused command), with the
- *       error; after at most the client's command timeout. DOWN at once while the client is not
- *       connected, as after a start without Redis ({@code relock.require-redis-at-startup=false}).</li>
+ *       error; after at most the client's command timeout. DOWN at once while the client knows
+ *       it is not connected ({@link Relock#isConnected()}): after a start without Redis
+ *       ({@code relock.require-redis-at-startup=false}), or while it reconnects.</li>
  *   <li>DOWN when the watchdog's last tick started more than one watchdog timeout late (a
  *       paused JVM, a starved timer thread: held locks may already have expired), or when no
  *       tick was seen for two watchdog timeouts (it ticks every third of one). The next tick on
@@ -80,7 +81,7 @@ public final class RelockHealthIndicator extends AbstractHealthIndicator impleme
                 .withDetail("heldLocks", relock.heldLocks().size())
                 .withDetail("watchdogLagMillis", TimeUnit.NANOSECONDS.toMillis(lastLagNanos));
         if (!StartWithoutRedis.connected(relock)) {
-            builder.down().withDetail("error", "Redis: not connected; connecting in the background");
+            builder.down().withDetail("error", "Redis: not connected; the client keeps trying to connect");
             return;
         }
         try {

@@ -52,7 +52,7 @@ public class RelockProperties {
     /**
      * Whether the application's start fails when Redis cannot be reached. false: start anyway,
      * connect in the background, report health DOWN, and fail lock calls with
-     * RelockConnectionException until Redis is reachable.
+     * RelockConnectionException until Redis is reachable. Not with a Redis Cluster.
      */
     private boolean requireRedisAtStartup = true;
 
@@ -97,6 +97,8 @@ public class RelockProperties {
      *
      * @param requireRedisAtStartup false to start while Redis is unreachable: health DOWN and
      *     lock calls failing with {@code RelockConnectionException} until it is reachable
+     *     (relock-core's {@code RelockConfig.Builder.connectInBackground(true)}); with a Redis
+     *     Cluster, false fails the start naming the property
      */
     public void setRequireRedisAtStartup(boolean requireRedisAtStartup) {
         this.requireRedisAtStartup = requireRedisAtStartup;

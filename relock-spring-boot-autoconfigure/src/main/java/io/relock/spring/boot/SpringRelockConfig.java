@@ -77,7 +77,7 @@ final class SpringRelockConfig {
                     b -> b.replicaSync(sync.getMinReplicas(), sync.getTimeout()));
         }
         if (!properties.isRequireRedisAtStartup()) {
-            StartWithoutRedis.apply(builder);
+            StartWithoutRedis.apply(builder, connection.getCluster() != null);
         }
         customizers.forEach(customizer -> customizer.customize(builder));
         return builder.build();

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
@@ -30,12 +29,13 @@ class StartWithoutRedisTest {
     private static final String HEALTH = "/actuator/health/relock";
 
     @Test
-    void untilCoreCanStartWithoutRedisTheOptionFailsTheStartNamingItself() {
+    void aRedisClusterCannotStartWithoutRedisAndTheStartSaysSo() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, RelockAutoConfiguration.class))
-                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:1", "relock.require-redis-at-startup=false")
+                .withPropertyValues("spring.data.redis.cluster.nodes=127.0.0.1:1", "relock.require-redis-at-startup=false")
                 .run(context -> assertThat(context).hasFailed().getFailure()
-                        .hasStackTraceContaining("Property relock.require-redis-at-startup with value 'false' is invalid"));
+                        .hasStackTraceContaining("Property relock.require-redis-at-startup with value 'false' is invalid")
+                        .hasStackTraceContaining("a Redis Cluster client cannot start without Redis"));
     }
 
     @Test
@@ -51,8 +51,6 @@ class StartWithoutRedisTest {
         }
     }
 
-    // PENDING relock-core's start without Redis: StartWithoutRedis refuses the property until then.
-    @Disabled("PENDING relock-core: a RelockConfig option to create a client while Redis is unreachable")
     @Test
     void withTheOptionTheApplicationStartsDownAndLocksOnceRedisIsReachable() {
         try (RedisServer server = RedisServer.start(); FaultProxy proxy = FaultProxy.to(server)) {
@@ -62,7 +60,8 @@ class StartWithoutRedisTest {
                 ActuatorApp.Response down = app.get(HEALTH);
                 assertThat(down.status()).as(down.body()).isEqualTo(503);
                 assertThat(down.json().get("status").asString()).isEqualTo("DOWN");
-                assertThat(down.json().get("details").get("error").asString()).startsWith("Redis: ");
+                assertThat(down.json().get("details").get("error").asString())
+                        .isEqualTo("Redis: not connected; the client keeps trying to connect");
 
                 Relock relock = app.bean(Relock.class);
                 RelockTemplate template = app.bean(RelockTemplate.class);
