@@ -3,7 +3,7 @@ package io.relock.demo;
 import com.zaxxer.hikari.HikariDataSource;
 import io.r2dbc.spi.ConnectionFactory;
 import io.relock.Relock;
-import io.relock.spring.RelockAutoConfiguration;
+import io.relock.spring.boot.RelockAutoConfiguration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

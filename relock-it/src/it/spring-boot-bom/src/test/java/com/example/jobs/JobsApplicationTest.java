@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.relock.Relock;
-import io.relock.spring.LocksEndpoint;
-import io.relock.spring.RelockHealthIndicator;
+import io.relock.spring.boot.LocksEndpoint;
+import io.relock.spring.boot.RelockHealthIndicator;
 import io.relock.testkit.RedisExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
