@@ -79,6 +79,9 @@ final class SpringRelockConfig {
         if (!properties.isRequireRedisAtStartup()) {
             StartWithoutRedis.apply(builder, connection.getCluster() != null);
         }
+        // The context closes the client itself, after the beans that lock have stopped; core's own
+        // hook would run beside Spring's and release holds under methods still running.
+        builder.releaseOnShutdown(false);
         customizers.forEach(customizer -> customizer.customize(builder));
         return builder.build();
     }

@@ -58,6 +58,9 @@ class RelockAutoConfigurationTest {
                         Relock relock = context.getBean(Relock.class);
                         assertThat(relock.toString()).contains("watchdogTimeout=PT3S", "commandTimeout=PT0.75S",
                                 "keyPrefix='app:'");
+                        assertThat(relock.config().releaseOnShutdown())
+                                .as("the context, not a JVM shutdown hook of the client's own, releases at a stop")
+                                .isFalse();
                         DistributedLock lock = relock.getLock("probe");
                         lock.lock();
                         try {
