@@ -94,7 +94,7 @@ import java.util.function.Supplier;
  * cancel upstream; cancel the stage the lock returned.
  *
  * <p>Instances are cheap and thread-safe; the owner is always the calling thread (or the
- * explicit {@code ownerThreadId} of the async forms).
+ * explicit {@code ownerId} of the async forms).
  */
 public interface DistributedLock extends Lock {
 
@@ -535,12 +535,12 @@ public interface DistributedLock extends Lock {
      * Acquires for the given owner, waiting as long as it takes, with the watchdog; rides
      * through Redis being unreachable until it is back, or the stage is cancelled.
      *
-     * @param ownerThreadId the owner: preferably an id from {@link Relock#newOwnerId()}, used
+     * @param ownerId the owner: preferably an id from {@link Relock#newOwnerId()}, used
      *     consistently by one flow; a positive id makes the thread with that id of this client
      *     an owner too (see the class comment)
      * @return completes when acquired; completes exceptionally with {@link RelockException}
      */
-    CompletionStage<Void> lockAsync(long ownerThreadId);
+    CompletionStage<Void> lockAsync(long ownerId);
 
     /**
      * Acquires for the given owner with a fixed lease, waiting as long as it takes (riding
@@ -548,20 +548,20 @@ public interface DistributedLock extends Lock {
      *
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of {@code leaseTime}
-     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @param ownerId the owner, preferably from {@link Relock#newOwnerId()}
      * @return completes when acquired; completes exceptionally with {@link RelockException}
      * @throws IllegalArgumentException if {@code leaseTime} is invalid (thrown, not in the stage)
      * @throws NullPointerException if {@code unit} is null
      */
-    CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId);
+    CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerId);
 
     /**
      * One attempt for the given owner, with the watchdog.
      *
-     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @param ownerId the owner, preferably from {@link Relock#newOwnerId()}
      * @return {@code true} if acquired; completes exceptionally with {@link RelockException}
      */
-    CompletionStage<Boolean> tryLockAsync(long ownerThreadId);
+    CompletionStage<Boolean> tryLockAsync(long ownerId);
 
     /**
      * Acquires for the given owner if the lock becomes free within {@code waitTime}; rides
@@ -571,27 +571,27 @@ public interface DistributedLock extends Lock {
      * @param waitTime how long to wait; zero or less for a single attempt
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of both times
-     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @param ownerId the owner, preferably from {@link Relock#newOwnerId()}
      * @return {@code true} if acquired, {@code false} if the wait ran out; completes
      *     exceptionally with {@link RelockException}
      * @throws IllegalArgumentException if {@code leaseTime} is invalid
      * @throws NullPointerException if {@code unit} is null
      */
-    CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId);
+    CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerId);
 
     /**
      * Releases one hold of the given owner.
      *
-     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @param ownerId the owner, preferably from {@link Relock#newOwnerId()}
      * @return completes when released; completes exceptionally with
      *     {@link IllegalMonitorStateException} if that owner does not hold the lock, or with
      *     {@link RelockException} if Redis fails
      */
-    CompletionStage<Void> unlockAsync(long ownerThreadId);
+    CompletionStage<Void> unlockAsync(long ownerId);
 
     /**
      * Releases one hold of the given owner with a minimum hold, as {@link #unlock(Duration)}.
-     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @param ownerId the owner, preferably from {@link Relock#newOwnerId()}
      * @param holdAtLeast the minimum time the lock is held, counted from the acquire
      * @return completes when released or kept; completes exceptionally with
      *     {@link IllegalMonitorStateException} if that owner does not hold the lock, or with
@@ -601,13 +601,13 @@ public interface DistributedLock extends Lock {
      * @throws UnsupportedOperationException if this kind of lock cannot be kept (see
      *     {@link #unlock(Duration)})
      */
-    default CompletionStage<Void> unlockAsync(long ownerThreadId, Duration holdAtLeast) {
+    default CompletionStage<Void> unlockAsync(long ownerId, Duration holdAtLeast) {
         checkHoldAtLeast(holdAtLeast);
         throw new UnsupportedOperationException("lock '" + getName() + "' cannot be released with a minimum hold");
     }
 
     /**
-     * Calls {@code listener} when a hold of this lock by {@code ownerThreadId} is lost, until
+     * Calls {@code listener} when a hold of this lock by {@code ownerId} is lost, until
      * the returned registration is closed: the same events as a {@link LockListener}
      * registered with {@link Relock#addLockListener(LockListener)}, narrowed to this lock and
      * this owner. For a multi-lock, a lost member is a lost hold; for a RedLock, losing so many
@@ -619,7 +619,7 @@ public interface DistributedLock extends Lock {
      * exception it throws is logged. Register before acquiring or while holding: a loss that
      * happened before the registration is not reported.
      *
-     * @param ownerThreadId the owner: a thread id or an id from {@link Relock#newOwnerId()}
+     * @param ownerId the owner: a thread id or an id from {@link Relock#newOwnerId()}
      * @param listener what to call
      * @return the registration; close it when the hold ends
      * @throws NullPointerException if {@code listener} is null
@@ -627,7 +627,7 @@ public interface DistributedLock extends Lock {
      * @throws UnsupportedOperationException if this lock cannot report lost holds (every lock
      *     of {@link Relock} can)
      */
-    default ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
+    default ListenerRegistration addLostListener(long ownerId, LockListener listener) {
         Objects.requireNonNull(listener, "listener must not be null");
         throw new UnsupportedOperationException("lock '" + getName() + "' cannot report lost holds");
     }

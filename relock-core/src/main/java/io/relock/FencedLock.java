@@ -74,13 +74,13 @@ public interface FencedLock extends DistributedLock {
      *
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of {@code leaseTime}
-     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @param ownerId the owner, preferably from {@link Relock#newOwnerId()}
      * @return completes with the fencing token when acquired; completes exceptionally with
      *     {@link RelockException} if Redis fails
      * @throws IllegalArgumentException if {@code leaseTime} is invalid (thrown, not in the stage)
      * @throws NullPointerException if {@code unit} is null
      */
-    CompletionStage<Long> lockAndGetTokenAsync(long leaseTime, TimeUnit unit, long ownerThreadId);
+    CompletionStage<Long> lockAndGetTokenAsync(long leaseTime, TimeUnit unit, long ownerId);
 
     /**
      * As {@link #tryLockAsync(long, long, TimeUnit, long)}, completing with the token.
@@ -88,11 +88,11 @@ public interface FencedLock extends DistributedLock {
      * @param waitTime how long to wait; zero or less for one attempt
      * @param leaseTime how long the hold lasts; {@code -1} for the watchdog
      * @param unit the unit of both times
-     * @param ownerThreadId the owner, preferably from {@link Relock#newOwnerId()}
+     * @param ownerId the owner, preferably from {@link Relock#newOwnerId()}
      * @return completes with the fencing token, or {@code null} if the wait ran out; completes
      *     exceptionally with {@link RelockException} if Redis fails
      * @throws IllegalArgumentException if {@code leaseTime} is invalid (thrown, not in the stage)
      * @throws NullPointerException if {@code unit} is null
      */
-    CompletionStage<Long> tryLockAndGetTokenAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId);
+    CompletionStage<Long> tryLockAndGetTokenAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerId);
 }

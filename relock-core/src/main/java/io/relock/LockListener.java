@@ -16,6 +16,10 @@ package io.relock;
  * <p>Register with {@link Relock#addLockListener(LockListener)}. Listeners are called on one of
  * the client's worker threads, never on the thread that holds the lock, and should return
  * quickly. An exception thrown by a listener is logged and does not affect other listeners.
+ *
+ * <p>A listener is for application logic that must act on a loss. To watch every event of a
+ * client (acquires, releases, ticks, losses) for metrics or logs, use a {@link LockObserver}
+ * instead: it is told of losses too, synchronously and without a thread hop.
  */
 @FunctionalInterface
 public interface LockListener {

@@ -23,6 +23,10 @@ package io.relock;
  * by {@link #onLockLost} when the watchdog notices, and the owner's {@code unlock()} then
  * reports a release with {@link ReleaseEvent.Outcome#LOST}. A RedLock or multi-lock reports
  * through the clients of its members, one acquire and one release per member.
+ *
+ * <p>An observer watches; it must not act on the lock. Code that must stop work when a hold is
+ * lost registers a {@link LockListener}, which runs off the I/O and timer threads and may take
+ * its time.
  */
 public interface LockObserver {
 

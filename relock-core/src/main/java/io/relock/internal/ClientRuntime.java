@@ -219,8 +219,8 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     }
 
     @Override
-    public String field(long ownerThreadId) {
-        return clientId + ":" + ownerThreadId;
+    public String field(long ownerId) {
+        return clientId + ":" + ownerId;
     }
 
     @Override

@@ -22,7 +22,7 @@ public interface EngineBacked extends DistributedLock {
     }
 
     @Override
-    default CompletionStage<Void> unlockAsync(long ownerThreadId, Duration holdAtLeast) {
-        return MinimumHold.release(engine(), ownerThreadId, MinimumHold.nanos(holdAtLeast));
+    default CompletionStage<Void> unlockAsync(long ownerId, Duration holdAtLeast) {
+        return MinimumHold.release(engine(), ownerId, MinimumHold.nanos(holdAtLeast));
     }
 }

@@ -50,7 +50,7 @@ public abstract class LockClient {
     public abstract void checkOpen();
 
     /** The hash field that identifies an owner of this client. */
-    public abstract String field(long ownerThreadId);
+    public abstract String field(long ownerId);
 
     /** The configured command timeout. */
     public abstract long commandTimeoutMillis();

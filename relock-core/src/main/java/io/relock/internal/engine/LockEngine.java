@@ -270,25 +270,25 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
     // ---- asynchronous API --------------------------------------------------------------------
 
     @Override
-    public CompletionStage<Void> lockAsync(long ownerThreadId) {
-        return acquireCancellable(ownerThreadId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE, attempt -> null);
+    public CompletionStage<Void> lockAsync(long ownerId) {
+        return acquireCancellable(ownerId, Args.FOREVER_NANOS, Args.WATCHDOG_LEASE, attempt -> null);
     }
 
     @Override
-    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return acquireCancellable(ownerThreadId, Args.FOREVER_NANOS, lease, attempt -> null);
+        return acquireCancellable(ownerId, Args.FOREVER_NANOS, lease, attempt -> null);
     }
 
     @Override
-    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
-        return acquireCancellable(ownerThreadId, 0, Args.WATCHDOG_LEASE, Attempt::acquired);
+    public CompletionStage<Boolean> tryLockAsync(long ownerId) {
+        return acquireCancellable(ownerId, 0, Args.WATCHDOG_LEASE, Attempt::acquired);
     }
 
     @Override
-    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
+    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return acquireCancellable(ownerThreadId, Args.waitNanos(waitTime, unit), lease, Attempt::acquired);
+        return acquireCancellable(ownerId, Args.waitNanos(waitTime, unit), lease, Attempt::acquired);
     }
 
     /**
@@ -316,13 +316,13 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
     }
 
     @Override
-    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
-        return release(ownerThreadId);
+    public CompletionStage<Void> unlockAsync(long ownerId) {
+        return release(ownerId);
     }
 
     @Override
-    public ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
-        return client.addLostListener(getName(), ownerThreadId, listener);
+    public ListenerRegistration addLostListener(long ownerId, LockListener listener) {
+        return client.addLostListener(getName(), ownerId, listener);
     }
 
     // ---- the engine --------------------------------------------------------------------------

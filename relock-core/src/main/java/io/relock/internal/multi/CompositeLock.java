@@ -159,15 +159,15 @@ abstract class CompositeLock implements DistributedLock {
     }
 
     @Override
-    public CompletionStage<Void> lockAsync(long ownerThreadId) {
-        return cancellable(ownerThreadId, cancelled -> lockInRoundsAsync(ownerThreadId, Args.WATCHDOG_LEASE, cancelled),
+    public CompletionStage<Void> lockAsync(long ownerId) {
+        return cancellable(ownerId, cancelled -> lockInRoundsAsync(ownerId, Args.WATCHDOG_LEASE, cancelled),
                 acquired -> null);
     }
 
     @Override
-    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return cancellable(ownerThreadId, cancelled -> lockInRoundsAsync(ownerThreadId, lease, cancelled),
+        return cancellable(ownerId, cancelled -> lockInRoundsAsync(ownerId, lease, cancelled),
                 acquired -> null);
     }
 
@@ -179,16 +179,16 @@ abstract class CompositeLock implements DistributedLock {
     }
 
     @Override
-    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
-        return cancellable(ownerThreadId, cancelled -> acquireAsync(ownerThreadId, 0, Args.WATCHDOG_LEASE),
+    public CompletionStage<Boolean> tryLockAsync(long ownerId) {
+        return cancellable(ownerId, cancelled -> acquireAsync(ownerId, 0, Args.WATCHDOG_LEASE),
                 acquired -> acquired);
     }
 
     @Override
-    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
+    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerId) {
         long lease = Args.leaseMillis(leaseTime, unit);
         long waitNanos = Args.waitNanos(waitTime, unit);
-        return cancellable(ownerThreadId, cancelled -> acquireAsync(ownerThreadId, waitNanos, lease),
+        return cancellable(ownerId, cancelled -> acquireAsync(ownerId, waitNanos, lease),
                 acquired -> acquired);
     }
 
@@ -212,11 +212,11 @@ abstract class CompositeLock implements DistributedLock {
     }
 
     @Override
-    public ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
+    public ListenerRegistration addLostListener(long ownerId, LockListener listener) {
         Args.notNull(listener, "listener");
         List<ListenerRegistration> registrations = new ArrayList<>();
         for (LockEngine member : members) {
-            registrations.add(member.client.addLostListener(member.getName(), ownerThreadId, listener));
+            registrations.add(member.client.addLostListener(member.getName(), ownerId, listener));
         }
         return () -> registrations.forEach(ListenerRegistration::close);
     }

@@ -64,10 +64,10 @@ public final class MultiRedisLock extends CompositeLock {
     }
 
     @Override
-    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
+    public CompletionStage<Void> unlockAsync(long ownerId) {
         List<CompletableFuture<Void>> releases = new ArrayList<>();
         for (int i = members.size() - 1; i >= 0; i--) {
-            releases.add(members.get(i).release(ownerThreadId));
+            releases.add(members.get(i).release(ownerId));
         }
         // Every member is released even if one fails; the first failure is reported.
         return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).handle((ignored, error) -> {

@@ -128,8 +128,8 @@ public final class RedLock extends CompositeLock {
 
     /** A RedLock's hold is lost once no majority of its members can be left: its client tells. */
     @Override
-    public ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
-        return home.addLostListener(getName(), ownerThreadId, listener);
+    public ListenerRegistration addLostListener(long ownerId, LockListener listener) {
+        return home.addLostListener(getName(), ownerId, listener);
     }
 
     private void watch(long owner) {
@@ -370,11 +370,11 @@ public final class RedLock extends CompositeLock {
      * this owner). Members that failed are retried in the background only after a success.
      */
     @Override
-    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
-        Unlock unlock = new Unlock(ownerThreadId);
+    public CompletionStage<Void> unlockAsync(long ownerId) {
+        Unlock unlock = new Unlock(ownerId);
         for (LockEngine member : members) {
             CompletableFuture<Boolean> succeeded = unlock.result.handle((ignored, error) -> error == null);
-            releaseInBackground(member, ownerThreadId, Kind.UNLOCK, succeeded, error -> unlock.answered(member, error),
+            releaseInBackground(member, ownerId, Kind.UNLOCK, succeeded, error -> unlock.answered(member, error),
                     unlock::skipped);
         }
         return unlock.result.copy();

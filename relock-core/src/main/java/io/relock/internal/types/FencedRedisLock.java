@@ -56,16 +56,16 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
     }
 
     @Override
-    public CompletionStage<Long> lockAndGetTokenAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
+    public CompletionStage<Long> lockAndGetTokenAsync(long leaseTime, TimeUnit unit, long ownerId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return engine.acquireCancellable(ownerThreadId, Args.FOREVER_NANOS, lease, LockDriver.Attempt::token);
+        return engine.acquireCancellable(ownerId, Args.FOREVER_NANOS, lease, LockDriver.Attempt::token);
     }
 
     @Override
     public CompletionStage<Long> tryLockAndGetTokenAsync(long waitTime, long leaseTime, TimeUnit unit,
-            long ownerThreadId) {
+            long ownerId) {
         long lease = Args.leaseMillis(leaseTime, unit);
-        return engine.acquireCancellable(ownerThreadId, Args.waitNanos(waitTime, unit), lease,
+        return engine.acquireCancellable(ownerId, Args.waitNanos(waitTime, unit), lease,
                 FencedRedisLock::tokenOf);
     }
 
@@ -82,8 +82,8 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
     // ---- the engine's ------------------------------------------------------------------------
 
     @Override
-    public ListenerRegistration addLostListener(long ownerThreadId, LockListener listener) {
-        return engine.addLostListener(ownerThreadId, listener);
+    public ListenerRegistration addLostListener(long ownerId, LockListener listener) {
+        return engine.addLostListener(ownerId, listener);
     }
 
 
@@ -163,28 +163,28 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
     }
 
     @Override
-    public CompletionStage<Void> lockAsync(long ownerThreadId) {
-        return engine.lockAsync(ownerThreadId);
+    public CompletionStage<Void> lockAsync(long ownerId) {
+        return engine.lockAsync(ownerId);
     }
 
     @Override
-    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerThreadId) {
-        return engine.lockAsync(leaseTime, unit, ownerThreadId);
+    public CompletionStage<Void> lockAsync(long leaseTime, TimeUnit unit, long ownerId) {
+        return engine.lockAsync(leaseTime, unit, ownerId);
     }
 
     @Override
-    public CompletionStage<Boolean> tryLockAsync(long ownerThreadId) {
-        return engine.tryLockAsync(ownerThreadId);
+    public CompletionStage<Boolean> tryLockAsync(long ownerId) {
+        return engine.tryLockAsync(ownerId);
     }
 
     @Override
-    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerThreadId) {
-        return engine.tryLockAsync(waitTime, leaseTime, unit, ownerThreadId);
+    public CompletionStage<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long ownerId) {
+        return engine.tryLockAsync(waitTime, leaseTime, unit, ownerId);
     }
 
     @Override
-    public CompletionStage<Void> unlockAsync(long ownerThreadId) {
-        return engine.unlockAsync(ownerThreadId);
+    public CompletionStage<Void> unlockAsync(long ownerId) {
+        return engine.unlockAsync(ownerId);
     }
 
     @Override
