@@ -137,8 +137,10 @@ public @interface WithLock {
 
     /**
      * The lease, in Spring's duration format. Empty: no fixed lease; the watchdog renews the
-     * lock while the method runs. A fixed lease is not renewed: a method that outlives it runs
-     * unprotected from then on, and the caller gets a {@link LockLostException}.
+     * lock while the method runs. A fixed lease is not renewed. A {@code Mono}, {@code Flux} or
+     * {@code suspend} method that outlives it is cancelled when it ends; a blocking or
+     * {@code CompletableFuture} method cannot be stopped and runs unprotected from then on. Either
+     * way the caller gets a {@link LockLostException}.
      *
      * @return the lease time
      */
