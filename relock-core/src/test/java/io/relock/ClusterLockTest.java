@@ -35,7 +35,10 @@ class ClusterLockTest {
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
 
-    /** From a master's death to the first new acquisition on its slots; measured, see the README. */
+    /**
+     * From a master's death to the first new acquisition on its slots; measured, see
+     * docs/topologies-and-guarantees.md.
+     */
     private static final Duration FAILOVER_BOUND = Duration.ofSeconds(20);
 
     private ClusterTopology topology;

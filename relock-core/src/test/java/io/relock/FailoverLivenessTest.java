@@ -41,7 +41,10 @@ class FailoverLivenessTest {
     /** Two replicas per master, so that replica sync (one acknowledgement) can go on after one is promoted. */
     private static ClusterTopology cluster;
 
-    /** From the topology being healthy again to the lock running at its usual rate; measured, see the README. */
+    /**
+     * From the topology being healthy again to the lock running at its usual rate; measured, see
+     * docs/topologies-and-guarantees.md.
+     */
     static final Duration RECOVERY = Duration.ofSeconds(2);
     private static final Duration WINDOW = Duration.ofSeconds(3);
     private static final Duration BEFORE = Duration.ofSeconds(3);

@@ -53,8 +53,8 @@ class LeaderElectionRestartTest {
     /**
      * A restart that loses the data loses the lock and the token key: the leader is revoked
      * when its renewal finds the lock gone, and exactly one candidate leads again (terms start
-     * over, as the README says). Checks the regained leader and that every revoked term was
-     * first elected.
+     * over, as docs/leader-election-and-jobs.md says). Checks the regained leader and that every
+     * revoked term was first elected.
      */
     @Test
     void aRedisRestartThatLosesTheDataRevokesTheLeaderAndLeadershipIsRegained() throws Exception {

@@ -35,7 +35,10 @@ class MixedFleetTest extends SingleServerTest {
     @RegisterExtension
     static final RedisExtension redis = RedisExtension.perClass();
 
-    /** The bound the README gives for a thread of either library in a mixed fleet (measured: 0.2 s). */
+    /**
+     * The bound docs/migrating-from-redisson.md gives for a thread of either library in a mixed
+     * fleet (measured: 0.2 s).
+     */
     static final Duration MAX_WAIT = Duration.ofSeconds(2);
     /** Each library's acquisitions per thread are within this factor of an equal share. */
     static final double SHARE_FACTOR = 4.0;

@@ -32,7 +32,10 @@ class SentinelFailoverTest {
 
     private static final Duration PROMPTLY = LockContractTest.PROMPTLY;
 
-    /** From the master's death to the first acquisition on the new one; measured, see the README. */
+    /**
+     * From the master's death to the first acquisition on the new one; measured, see
+     * docs/topologies-and-guarantees.md.
+     */
     private static final Duration FAILOVER_BOUND = Duration.ofSeconds(30);
 
     /** Long enough that the failover ends well within one lease: a loss is then found, not timed out. */

@@ -460,7 +460,7 @@ final class Report {
         return new ReportText(this).text();
     }
 
-    /** {@code latest.md}: what the README's Performance section shows. */
+    /** {@code latest.md}: what docs/performance.md summarises and links to. */
     String markdown(String chartPath, String runDirectory) {
         return new ReportMarkdown(this).markdown(chartPath, runDirectory);
     }

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** The Markdown of a {@link Report}: {@code latest.md}, which the README's Performance section shows. */
+/** The Markdown of a {@link Report}: {@code latest.md}, which docs/performance.md summarises and links to. */
 final class ReportMarkdown {
 
     private final Report report;
@@ -17,7 +17,7 @@ final class ReportMarkdown {
         this.goals = new ReportGoals(report);
     }
 
-    /** {@code latest.md}: what the README's Performance section shows. */
+    /** {@code latest.md}: what docs/performance.md summarises and links to. */
     String markdown(String chartPath, String runDirectory) {
         StringBuilder out = new StringBuilder();
         out.append("# Relock vs Redisson and RedisLockRegistry: latest bench run\n\n");

@@ -9,7 +9,7 @@ import org.HdrHistogram.Histogram;
 
 /**
  * S6, a mixed fleet: Relock and Redisson clients contend on ONE lock name at the same time, as
- * during a migration from Redisson (README "Migrating from Redisson", and
+ * during a migration from Redisson (docs/migrating-from-redisson.md, and
  * {@code MixedFleetTest}, the correctness test with the same shapes). Measures, per library,
  * acquisitions/s, acquisitions per thread and their share of an equal share, and the wait in
  * {@code lock()} (p50, p99, max); the critical section has S2's overlap detector and

@@ -48,6 +48,8 @@ class ReadmeSnippetsTest {
             Map.entry("micrometer-shutdown", "docs/operations.md"),
             Map.entry("starter-dependency", "docs/spring.md"),
             Map.entry("recharge-service", "docs/spring.md"),
+            Map.entry("spring-plain-dependency", "docs/spring.md"),
+            Map.entry("spring-plain-config", "docs/spring.md"),
             Map.entry("scheduled-job", "docs/leader-election-and-jobs.md"),
             Map.entry("spring-integration-dependency", "docs/migrating-from-spring-integration.md"),
             Map.entry("spring-integration-imports", "docs/migrating-from-spring-integration.md"),
@@ -131,7 +133,7 @@ class ReadmeSnippetsTest {
         Set<String> managed = artifactIds(ROOT.resolve("relock-bom/pom.xml"));
         Set<String> installed = artifactIds(MODULE.resolve("pom.xml"));
 
-        assertThat(published).contains("relock-core", "relock-testkit", "relock-micrometer",
+        assertThat(published).contains("relock-core", "relock-testkit", "relock-micrometer", "relock-spring",
                 "relock-spring-boot-autoconfigure", "relock-spring-boot-starter");
         assertThat(managed).containsExactlyInAnyOrderElementsOf(published);
         assertThat(installed).containsAll(published).contains("relock-bom");

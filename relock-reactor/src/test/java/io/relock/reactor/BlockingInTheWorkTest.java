@@ -20,10 +20,11 @@ import reactor.test.StepVerifier;
 
 /**
  * Work under a reactive hold runs on the thread that completed the acquire, for an uncontended
- * acquire usually one of the client's own I/O threads. A blocking call of the same client there (the README's "check the hold count
- * inside the work") could never get its reply, which that very thread must read: it fails at once
- * with an {@link IllegalStateException} that says to move the work off with {@code publishOn},
- * instead of waiting out the command timeout. Moved off, the same call works.
+ * acquire usually one of the client's own I/O threads. A blocking call of the same client there
+ * (the Reactive guide's "check the hold count inside the work") could never get its reply, which
+ * that very thread must read: it fails at once with an {@link IllegalStateException} that says to
+ * move the work off with {@code publishOn}, instead of waiting out the command timeout. Moved off,
+ * the same call works.
  */
 class BlockingInTheWorkTest {
 

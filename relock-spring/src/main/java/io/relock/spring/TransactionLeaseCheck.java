@@ -47,7 +47,7 @@ final class TransactionLeaseCheck implements TransactionExecutionListener {
     @Override
     public void afterBegin(TransactionExecution transaction, Throwable beginFailure) {
         // Only a transaction of its own commits; one that joins an outer transaction commits with it,
-        // after the call (the wrong order, which the README's transaction rule explains).
+        // after the call (the wrong order, which docs/spring.md's transaction rule explains).
         if (beginFailure != null || !transaction.isNewTransaction()
                 || !TransactionSynchronizationManager.isSynchronizationActive()) {
             return;

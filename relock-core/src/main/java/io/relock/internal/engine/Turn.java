@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link UnlockChannels}. The releasing path ({@link LockEngine#release}) and the waiting path
  * ({@link Acquisition}) both talk to it, never to each other.
  *
- * <p>The words, used everywhere else in the engine, its scripts and the README:
+ * <p>The words, used everywhere else in the engine, its scripts, ARCHITECTURE.md and docs/how-it-works.md:
  * <ul>
  *   <li><b>hand-off</b>: the lock going from its holder straight to a waiter, never free in
  *       between: a hand-over within the client, or a grant and its claim across clients.

@@ -32,7 +32,7 @@ import io.relock.spring.WithLock;
 /**
  * {@code relock.default-wait-time}: the wait of {@link WithLock} methods and {@link RelockTemplate}
  * calls that give none, while one that gives its own keeps it; and the template's two forms, for
- * actions that return a value and for actions that return nothing, as the README writes them.
+ * actions that return a value and for actions that return nothing, as docs/spring.md writes them.
  */
 class DefaultWaitTimeTest {
 
@@ -105,7 +105,7 @@ class DefaultWaitTimeTest {
             RelockTemplate template = context.getBean(RelockTemplate.class);
             Ledger ledger = new Ledger();
             String orderId = "o1";
-            // As the README writes them: execute for a value, run for an action that returns nothing.
+            // As docs/spring.md writes them: execute for a value, run for an action that returns nothing.
             long balance = template.execute("recharge:" + orderId, Duration.ofSeconds(5), () -> ledger.credit(orderId));
             template.run("recharge:" + orderId, Duration.ofSeconds(5), () -> ledger.markPaid(orderId));
             assertThat(balance).isEqualTo(100);

@@ -430,7 +430,7 @@ abstract class TransactionOrderTest {
             return credit(orderId, amount);
         }
 
-        /** The README's fenced recharge, as written there. */
+        /** The fenced recharge of docs/spring.md, as written there. */
         @WithLock(name = "recharge", key = "#orderId", type = WithLock.Type.FENCED, waitTime = "5s")
         @Transactional
         public boolean rechargeFenced(String orderId, long amount) {

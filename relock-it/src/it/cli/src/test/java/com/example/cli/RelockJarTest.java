@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@code java -jar relock.jar inspect order:42 --redis URI}, as the README shows it: exit code 3
+ * {@code java -jar relock.jar inspect order:42 --redis URI}, as docs/operations.md shows it: exit code 3
  * while the lock is free, 0 and the holder while a client holds it.
  */
 class RelockJarTest {

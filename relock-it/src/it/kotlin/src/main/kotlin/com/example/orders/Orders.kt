@@ -9,25 +9,25 @@ import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.withContext
 // end::kotlin-imports[]
 
-/** What the README's example charges with: a payment provider. */
+/** What the Kotlin guide's example charges with: a payment provider. */
 interface Payments {
     /** Charges the order and returns the provider's receipt. */
     suspend fun charge(orderId: Long): String
 }
 
-/** Where the README's example records what it charged. */
+/** Where the Kotlin guide's example records what it charged. */
 interface Audit {
     /** Records one receipt. */
     suspend fun record(receipt: String)
 }
 
-/** What the README's example sends once a day, on one node. */
+/** What the Kotlin guide's example sends once a day, on one node. */
 interface Reports {
     /** Sends the daily report. */
     suspend fun send()
 }
 
-/** The README's Kotlin example, verbatim between the tags. */
+/** The Kotlin example of docs/reactive-and-kotlin.md, verbatim between the tags. */
 class Orders(
     private val relock: Relock,
     private val payments: Payments,

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.extension.RegisterExtension
 
-/** The README's Kotlin example against a Redis server that relock-testkit starts. */
+/** The Kotlin example of docs/reactive-and-kotlin.md against a Redis server that relock-testkit starts. */
 class OrdersTest {
 
     companion object {

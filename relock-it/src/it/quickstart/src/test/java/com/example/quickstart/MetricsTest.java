@@ -19,7 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The README's relock-micrometer code, compiled from the same text, around one lock cycle. */
+/** The relock-micrometer code of docs/operations.md, compiled from the same text, around one lock cycle. */
 class MetricsTest {
 
     @RegisterExtension

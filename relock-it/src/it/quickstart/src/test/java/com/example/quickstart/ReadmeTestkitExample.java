@@ -8,9 +8,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // end::testkit-imports[]
 
 /**
- * The README's relock-testkit example, compiled from the same text. Its test method has no body,
- * so this class is not run (the name does not match Surefire's test classes); QuickStartTest uses
- * the same extension and parameter and asserts what they give.
+ * The relock-testkit example of docs/testing.md, compiled from the same text. Its test method has
+ * no body, so this class is not run (the name does not match Surefire's test classes);
+ * QuickStartTest uses the same extension and parameter and asserts what they give.
  */
 class ReadmeTestkitExample {
 

@@ -23,9 +23,10 @@ import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The README's Reactive example, compiled from the same text (the tagged regions) and run against
- * a Redis server that relock-testkit starts: debits of one account from many concurrent pipelines
- * over two clients lose no update, and a nested withLock in the same pipeline re-enters.
+ * The Reactive example of docs/reactive-and-kotlin.md, compiled from the same text (the tagged
+ * regions) and run against a Redis server that relock-testkit starts: debits of one account from
+ * many concurrent pipelines over two clients lose no update, and a nested withLock in the same
+ * pipeline re-enters.
  */
 class ReactiveAccountTest {
 

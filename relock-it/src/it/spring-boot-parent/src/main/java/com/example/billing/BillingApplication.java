@@ -3,7 +3,7 @@ package com.example.billing;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 
-/** The application around the README's RechargeService. */
+/** The application around the RechargeService of docs/spring.md. */
 @SpringBootApplication
 public class BillingApplication {
 

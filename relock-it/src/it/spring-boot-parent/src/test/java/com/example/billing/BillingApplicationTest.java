@@ -22,7 +22,7 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The application started as a user's test starts it, on a Redis server from relock-testkit:
- * the README's RechargeService runs under its lock, the Actuator shows the locks and the
+ * the Spring guide's RechargeService runs under its lock, the Actuator shows the locks and the
  * relock health, and the meters count the holds.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)

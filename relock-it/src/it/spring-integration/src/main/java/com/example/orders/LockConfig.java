@@ -7,7 +7,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 // end::spring-integration-imports[]
 
-/** The README's one-bean swap from RedisLockRegistry. */
+/** The migration guide's one-bean swap from RedisLockRegistry. */
 @Configuration
 public class LockConfig {
 

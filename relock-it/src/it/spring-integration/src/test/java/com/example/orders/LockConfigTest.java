@@ -12,7 +12,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.integration.support.locks.LockRegistry;
 
-/** The registry bean from the README, in a Spring context, locks the key RedisLockRegistry would. */
+/**
+ * The registry bean from docs/migrating-from-spring-integration.md, in a Spring context, locks the
+ * key RedisLockRegistry would.
+ */
 class LockConfigTest {
 
     @RegisterExtension

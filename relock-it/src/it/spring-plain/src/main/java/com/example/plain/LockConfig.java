@@ -1,5 +1,6 @@
 package com.example.plain;
 
+// tag::spring-plain-config[]
 import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.spring.EnableRelock;
@@ -19,3 +20,4 @@ public class LockConfig {
         return Relock.create(RelockConfig.builder().singleServer(uri).build());
     }
 }
+// end::spring-plain-config[]

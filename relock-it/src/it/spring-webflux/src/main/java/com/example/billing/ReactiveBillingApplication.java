@@ -3,7 +3,7 @@ package com.example.billing;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 
-/** The application around the README's reactive recharge. */
+/** The application around the reactive recharge of docs/reactive-and-kotlin.md. */
 @SpringBootApplication
 public class ReactiveBillingApplication {
 

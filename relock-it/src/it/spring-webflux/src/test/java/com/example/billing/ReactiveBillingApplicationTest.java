@@ -22,7 +22,7 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * The application started as a user's test starts it, on a Redis server from relock-testkit and
- * R2DBC on H2 in memory: ten concurrent retries of the README's reactive recharge of one order
+ * R2DBC on H2 in memory: ten concurrent retries of the Reactive guide's reactive recharge of one order
  * credit it once, each under the lock (Relock's meters count the acquisitions), and the lock of
  * each order is free again afterwards.
  */
