@@ -590,7 +590,7 @@ public final class RelockConfig {
          * lease ends); a release with fewer is logged and stands (it took effect on the master).
          * When the connection changed between the write and {@code WAIT}, the write is run again
          * on the server that answers now, within the call's budget. Off by default. This narrows the window in which a failover loses a
-         * lock; it does not close it (see the README's Guarantees).
+         * lock; it does not close it (see docs/topologies-and-guarantees.md#guarantees).
          *
          * @param minReplicas at least 1
          * @param timeout at least 1 ms, at most one day
