@@ -9,6 +9,7 @@ import io.relock.internal.redis.WriteGateway;
 import io.relock.internal.support.Exceptions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -29,6 +30,8 @@ public final class Acquisition extends AcquisitionState {
     private final WaitPolicy wait;
     private int failures;
     private volatile long subscribedEpoch;
+    /** How many times this acquire parked; only the latest park sets {@link #parked}. */
+    private final AtomicLong parks = new AtomicLong();
 
     /** An acquire whose caller takes the result as a stage (see {@link #callerBlocks}). */
     Acquisition(AcquirableLock lock, long owner, long waitNanos, long leaseMillis) {
@@ -261,8 +264,16 @@ public final class Acquisition extends AcquisitionState {
      */
     Waiter waitOn(State how, int before, Function<Runnable, Waiter> park) {
         enter(how);
+        long number = parks.incrementAndGet();
         Waiter waiter = park.apply(() -> retry(before));
-        parked = waiter;
+        // A park that woke at once (a release it had not seen yet) ran the next attempt, which
+        // may have parked again before this line, on this thread or on the one its reply came
+        // on: that newer waiter is the one a cancel or a grant must wake, not this spent one.
+        synchronized (parks) {
+            if (parks.get() == number) {
+                parked = waiter;
+            }
+        }
         return waiter;
     }
 

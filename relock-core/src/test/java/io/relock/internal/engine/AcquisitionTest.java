@@ -41,9 +41,11 @@ class AcquisitionTest {
     private final AtomicLong clock = new AtomicLong(1_000_000_000L);
     private ClientRuntime runtime;
     private ClientRuntime other;
+    private RedisServer server;
 
     @BeforeEach
     void connect(RedisServer server) {
+        this.server = server;
         RelockConfig config = RelockConfig.builder().singleServer(server.uri()).build();
         runtime = ClientRuntime.start(config, clock::get);
         other = ClientRuntime.start(config);
@@ -64,6 +66,11 @@ class AcquisitionTest {
         final List<Throwable> injectedFailures = new ArrayList<>();
         /** Whether hold-count reads wait at a gate too (the test's own reads never do). */
         volatile boolean gateCounts;
+        /**
+         * Whether an acquire is answered before it returns, on the caller's thread, with no gate
+         * (it waits for Redis's reply: never set while the caller may be a Redis I/O thread).
+         */
+        volatile boolean answerAtOnce;
         /** Whether acquire requests are held back (not sent to Redis) until {@link #sendHeldRequests()}. */
         volatile boolean holdRequests;
         private final List<Runnable> heldBack = new ArrayList<>();
@@ -137,6 +144,9 @@ class AcquisitionTest {
 
         @Override
         public CompletableFuture<Attempt> acquire(LockDriver.Request request) {
+            if (answerAtOnce) {
+                return CompletableFuture.completedFuture(super.acquire(request).join());
+            }
             Throwable failure = takeFailure();
             CompletableFuture<Attempt> reply = send(request);
             CompletableFuture<Void> gate = gateFor(reply);
@@ -269,6 +279,33 @@ class AcquisitionTest {
         driver[0].gate(2).complete(null);
         assertThat(resultOf(acquisition).acquired()).isTrue();
         awaitGivenBack();
+    }
+
+    @Test
+    void aCancelWakesTheWaiterParkedLastWhenAParkWokeAtOnceAndItsNextAttemptParkedFirst() throws Exception {
+        holdElsewhere("rewoken");
+        GatedDriver[] driver = new GatedDriver[1];
+        LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "rewoken");
+        Acquisition acquisition = parked(lock, driver[0], 1);
+        Turn turn = acquisition.turn();
+        long heard = turn.messages();
+        String channel = lock.keys().channel();
+        server.command("PUBLISH", channel, UnlockChannels.UNLOCK_MESSAGE); // wakes it: its third attempt
+        awaitGates(driver[0], 3);
+        // A second release announced while that attempt is out: kept, so its park wakes it at once.
+        server.command("PUBLISH", channel, UnlockChannels.UNLOCK_MESSAGE);
+        Eventually.await(PROMPTLY, "both releases heard", () -> turn.messages() == heard + 2);
+        Eventually.await(PROMPTLY, "the third attempt answered", () -> driver[0].reply(2).isDone());
+        // Let through on this thread: the park wakes at once, and the fourth attempt is answered
+        // and parks again inside that park, before it returns.
+        driver[0].answerAtOnce = true;
+        driver[0].gate(2).complete(null);
+        assertThat(acquisition.state()).isEqualTo(State.PARKED);
+
+        acquisition.cancel();
+
+        assertThat(resultOf(acquisition).acquired()).isFalse();
+        assertThat(acquisition.state()).isEqualTo(State.DONE);
     }
 
     /** Starts an acquire of {@code name}, held elsewhere, and parks it queued with the ticket of its second attempt. */
