@@ -2,14 +2,12 @@ package io.relock.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.relock.testkit.RedisServer;
 import io.relock.testkit.SentinelExtension;
 import io.relock.testkit.SentinelTopology;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,15 +29,6 @@ class FailoverMeasurementTest {
 
     private static final FailoverOptions FLAGS = new FailoverOptions(3, Duration.ofSeconds(2),
             EnumSet.allOf(FailoverOptions.Mode.class), Path.of("unused"));
-
-    @BeforeEach
-    void pollRolesEverySecond(SentinelTopology topology) {
-        // Sentinel reads a replica's role every 10 s by default and each failover waits until the
-        // sentinels see every replica as one; every second keeps this test short.
-        for (RedisServer node : topology.sentinels()) {
-            node.command("SENTINEL", "DEBUG", "INFO-PERIOD", "1000");
-        }
-    }
 
     @ParameterizedTest
     @EnumSource(FailoverOptions.Mode.class)

@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * not failing over. The Sentinels monitor the
  * master as {@link #masterName()} with a majority quorum, {@code down-after-milliseconds} 1000
  * and {@code failover-timeout} 5000 (by default) and {@code parallel-syncs} 1, so a killed master
- * is replaced within seconds. Each Sentinel has its own config file in the topology's
+ * is replaced within seconds. On Redis 7 and later each Sentinel also reads the servers' INFO
+ * every second instead of every 10 s ({@code SENTINEL DEBUG INFO-PERIOD}, set at start and by
+ * {@link #restore()}), so a failover settles sooner. Each Sentinel has its own config file in the topology's
  * directory, which it rewrites with what it learns, and which survives the Sentinel's
  * {@code restart()} and {@code stop()}.
  *
@@ -385,6 +387,9 @@ public final class SentinelTopology implements AutoCloseable {
         for (RedisServer server : servers) {
             if (!server.isRunning()) {
                 server.restart();
+                if (sentinels.contains(server)) {
+                    SentinelStartup.readInfoEverySecond(server);
+                }
             }
         }
         TopologySupport.await(SETTLED + " after restore()", timeout, () -> {
