@@ -54,7 +54,7 @@ class DemoTest {
                     .containsPattern("\\(a\\) tryLock\\(0\\), unlock\\(\\) \\.+ runs per period \\[.*\\]: [1-9]")
                     .containsPattern(ONCE_PER_PERIOD_WITH_HOLD)
                     .containsPattern("\\(c\\) leader election \\.+ runs per period \\[.*\\]: 0 duplicate runs")
-                    .containsPattern("resumed old leader's runs \\.+ 0 after the freeze")
+                    .containsPattern("old leader's runs, old term \\.+ 0 after the freeze")
                     .containsPattern("onRevoked for term (\\d+), older than \\d+")
                     .containsPattern("3\\) @WithLock \\.+ credited exactly once \\(balance 100\\) in "
                             + Demo.RECHARGE_ROUNDS + " of " + Demo.RECHARGE_ROUNDS + " rounds")
