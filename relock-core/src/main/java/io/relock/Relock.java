@@ -5,9 +5,9 @@ import io.relock.internal.leader.RedisLeaderElection;
 import io.relock.internal.multi.MultiRedisLock;
 import io.relock.internal.multi.RedLock;
 import io.relock.internal.support.Args;
+import io.relock.internal.support.OwnerIds;
 import io.relock.internal.types.LockTypes;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -48,9 +48,6 @@ import java.util.concurrent.atomic.AtomicReference;
  * leader elections should therefore have a short watchdog timeout (5 s to 10 s).
  */
 public final class Relock implements AutoCloseable {
-
-    /** Hands out async owner ids below zero, where thread ids never are. */
-    private static final AtomicLong LAST_OWNER_ID = new AtomicLong();
 
     private final ClientRuntime runtime;
     /** The registered shutdown hook, or null (none configured, or removed by close()). */
@@ -278,7 +275,7 @@ public final class Relock implements AutoCloseable {
     public LeaderElection getLeaderElection(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return new RedisLeaderElection(this, runtime, name);
+        return new RedisLeaderElection(runtime, name, LockTypes.FENCED.create(runtime, name));
     }
 
     /**
@@ -387,7 +384,7 @@ public final class Relock implements AutoCloseable {
      * @return a negative id never returned before in this JVM
      */
     public static long newOwnerId() {
-        return LAST_OWNER_ID.decrementAndGet();
+        return OwnerIds.next();
     }
 
     /**

@@ -14,10 +14,9 @@ import io.relock.LockLostEvent;
 import io.relock.LockObserver;
 import io.relock.RelockConfig;
 import io.relock.internal.engine.Acquisition;
-import io.relock.internal.engine.Hold;
-import io.relock.internal.engine.LockClient;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.UnlockChannels;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
@@ -25,6 +24,8 @@ import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Futures;
+import io.relock.internal.support.Observers;
+import io.relock.internal.types.DriverClient;
 import io.relock.internal.types.LockTypes;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -47,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * two workers), one timer thread shared by Lettuce's timeouts, the waits and the watchdog, the two
  * connections, the unlock channels, the holds, and the lock-lost listeners.
  */
-public final class ClientRuntime extends LockClient implements AutoCloseable {
+public final class ClientRuntime extends DriverClient implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClientRuntime.class);
 
@@ -160,6 +161,7 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
         }
     }
 
+    @Override
     public RelockConfig config() {
         return config;
     }
@@ -216,6 +218,11 @@ public final class ClientRuntime extends LockClient implements AutoCloseable {
     /** The Redis key of a lock. */
     public String key(String name) {
         return config.keyPrefix() + name;
+    }
+
+    @Override
+    public LockKeys keysOf(String name, String channelPrefix) {
+        return LockKeys.of(config.keyPrefix(), gateway, name, channelPrefix);
     }
 
     @Override

@@ -20,8 +20,6 @@ public abstract class AcquirableLock implements WatchedLock {
 
     abstract WaitPolicy waitPolicy();
 
-    /** The hash field (or token) that identifies {@code owner} in this lock type's data. */
-    public abstract String fieldOf(long owner);
 
     /** A message's words for {@code operation} on this lock, e.g. "acquire lock 'x'". */
     abstract String describe(String operation);

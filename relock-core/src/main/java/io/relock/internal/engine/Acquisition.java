@@ -4,6 +4,7 @@ import io.relock.RelockConnectionException;
 import io.relock.RelockReplicaSyncException;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.WriteGateway;
 import io.relock.internal.support.Exceptions;

@@ -2,13 +2,14 @@ package io.relock.internal.engine;
 
 import io.relock.AcquireEvent;
 import io.relock.RelockException;
-import io.relock.internal.Observers;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
+import io.relock.internal.support.Observers;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;

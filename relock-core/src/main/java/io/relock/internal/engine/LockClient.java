@@ -3,12 +3,13 @@ package io.relock.internal.engine;
 import io.netty.util.Timer;
 import io.relock.ListenerRegistration;
 import io.relock.LockListener;
-import io.relock.internal.ClientRuntime;
-import io.relock.internal.Observers;
+import io.relock.ReleaseEvent;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.WriteGateway;
 import io.relock.internal.support.Args;
+import io.relock.internal.support.Observers;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -18,7 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * clock, the observers, the holds, the write path and its retry budgets, the timer, the unlock
  * channels, the list of waits to abort on close, how owners are named, and what the multi-locks
  * over engines ask of each member's client.
- * {@link ClientRuntime} is the one in production; a model test builds one on stand-ins, without
+ * {@code ClientRuntime} is the one in production; a model test builds one on stand-ins, without
  * Redis, and runs the real engine on it.
  */
 public abstract class LockClient {
@@ -71,10 +72,16 @@ public abstract class LockClient {
 
     public abstract boolean removeListener(LockListener listener);
 
+    /** Tells the observers that {@code hold} ended, as {@code outcome} says. */
+    final void released(Hold hold, ReleaseEvent.Outcome outcome) {
+        hold.released(observers(), nanoTime(), outcome);
+    }
+
     /**
      * Calls {@code listener} for the losses of {@code owner}'s holds of the lock named
      * {@code lockName} until the registration is closed.
      */
+
     public final ListenerRegistration addLostListener(String lockName, long owner, LockListener listener) {
         Args.notNull(listener, "listener");
         checkOpen();

@@ -1,6 +1,7 @@
 package io.relock.internal.engine;
 
 import io.lettuce.core.ScriptOutputType;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.Script;

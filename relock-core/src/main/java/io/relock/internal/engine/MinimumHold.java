@@ -1,8 +1,8 @@
 package io.relock.internal.engine;
 
-import io.lettuce.core.ScriptOutputType;
 import io.relock.ReleaseEvent;
 import io.relock.RelockException;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
@@ -74,13 +74,13 @@ final class MinimumHold {
                     + Exceptions.unwrap(error), Exceptions.unwrap(error));
         }
         if (outcome == null || outcome != 1) {
-            hold.released(runtime, ReleaseEvent.Outcome.LOST);
+            runtime.released(hold, ReleaseEvent.Outcome.LOST);
             Throwable cause = outcome != null && outcome == 2 ? Exceptions.forceUnlocked(lock.getName(), hold.field)
                     : hold.lossCause;
             throw Exceptions.holdLost(lock.getName(), hold.field, hold.leaseMillis, hold.watchdog, cause);
         }
         // For observers the owner's hold ends here; Redis keeps the lock until the lease runs out.
-        hold.released(runtime, ReleaseEvent.Outcome.RELEASED);
+        runtime.released(hold, ReleaseEvent.Outcome.RELEASED);
         return null;
     }
 

@@ -2,6 +2,7 @@ package io.relock.internal.engine;
 
 import io.relock.ReleaseEvent;
 import io.relock.internal.engine.LockDriver.Request;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.support.Exceptions;
 import java.util.concurrent.CompletableFuture;
@@ -77,14 +78,14 @@ final class Release {
                 throw Exceptions.notHeld(engine.getName(), field);
             }
             client.watchdog().forget(hold);
-            hold.released(client, ReleaseEvent.Outcome.LOST);
+            client.released(hold, ReleaseEvent.Outcome.LOST);
             engine.releasedThroughRedis();
             throw Exceptions.holdLost(engine.getName(), field, hold.leaseMillis, hold.watchdog, hold.lossCause);
         }
         if (outcome == 1) {
             if (hold != null) {
                 client.watchdog().forget(hold);
-                hold.released(client, ReleaseEvent.Outcome.RELEASED);
+                client.released(hold, ReleaseEvent.Outcome.RELEASED);
             }
             engine.releasedThroughRedis();
         } else if (hold != null) {

@@ -2,6 +2,7 @@ package io.relock.internal.engine;
 
 import io.relock.ReleaseEvent;
 import io.relock.RelockException;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.support.Exceptions;
 import java.util.Map;
@@ -248,14 +249,14 @@ public final class Turn {
                 if (error == null && found.happened()) {
                     handedOver(waiter, found, countOthers);
                     client.watchdog().forget(hold);
-                    hold.released(client, ReleaseEvent.Outcome.RELEASED);
+                    client.released(hold, ReleaseEvent.Outcome.RELEASED);
                     return null;
                 }
                 if (error == null) {
                     client.watchdog().lost(received, new RelockException("lock '" + lock.getName()
                             + "' was handed over by " + hold.field + ", which no longer held it"));
                     client.watchdog().forget(hold);
-                    hold.released(client, ReleaseEvent.Outcome.LOST);
+                    client.released(hold, ReleaseEvent.Outcome.LOST);
                     throw Exceptions.holdLost(lock.getName(), hold.field, hold.leaseMillis, hold.watchdog,
                             hold.lossCause);
                 }

@@ -10,8 +10,8 @@ import io.relock.LeadershipListener;
 import io.relock.LockInfo;
 import io.relock.LockListener;
 import io.relock.LockLostEvent;
-import io.relock.Relock;
 import io.relock.internal.ClientRuntime;
+import io.relock.internal.support.OwnerIds;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
@@ -34,7 +34,6 @@ public final class RedisLeaderElection implements LeaderElection, ClientRuntime.
     /** Pause before another attempt after Redis failed one: a refused connection fails at once. */
     private static final long RETRY_DELAY_MILLIS = 100;
 
-    private final Relock relock;
     private final ClientRuntime runtime;
     private final String name;
     private final FencedLock lock;
@@ -64,11 +63,11 @@ public final class RedisLeaderElection implements LeaderElection, ClientRuntime.
         }
     }
 
-    public RedisLeaderElection(Relock relock, ClientRuntime runtime, String name) {
-        this.relock = relock;
+    /** An election named {@code name} on {@code lock}, the fenced lock of that name on {@code runtime}. */
+    public RedisLeaderElection(ClientRuntime runtime, String name, FencedLock lock) {
         this.runtime = runtime;
         this.name = name;
-        this.lock = relock.getFencedLock(name);
+        this.lock = lock;
         this.workers = runtime.workers();
         this.serial = new SerialExecutor(workers);
         this.candidateWaitMillis = runtime.config().watchdogTimeout().toMillis();
@@ -96,7 +95,7 @@ public final class RedisLeaderElection implements LeaderElection, ClientRuntime.
             // Under the monitor: a close() after it removes it again.
             runtime.addElection(this);
         }
-        relock.addLockListener(lossListener);
+        runtime.addListener(lossListener);
         serial.execute(this::campaign);
     }
 
@@ -118,7 +117,7 @@ public final class RedisLeaderElection implements LeaderElection, ClientRuntime.
         // Token, holder, token: equal tokens mean the holder read between them is that term's.
         for (int attempt = 0; attempt < 3; attempt++) {
             Long before = lock.getToken();
-            LockInfo info = relock.getLockInfo(name);
+            LockInfo info = runtime.lockInfo(name);
             Long after = lock.getToken();
             if (info.holders().isEmpty() || after == null) {
                 return Optional.empty();
@@ -159,7 +158,7 @@ public final class RedisLeaderElection implements LeaderElection, ClientRuntime.
             current = null;
         }
         if (wasStarted) {
-            relock.removeLockListener(lossListener);
+            runtime.removeListener(lossListener);
             runtime.removeElection(this);
         }
         if (term == null) {
@@ -186,7 +185,7 @@ public final class RedisLeaderElection implements LeaderElection, ClientRuntime.
 
     /** The client's own record: held, not lost, and the last confirmed renewal plus the lease is ahead. */
     private boolean heldNow(long owner) {
-        for (HeldLock held : relock.heldLocks()) {
+        for (HeldLock held : runtime.heldLocks()) {
             if (held.ownerId() == owner && held.name().equals(name)) {
                 return true;
             }
@@ -203,7 +202,7 @@ public final class RedisLeaderElection implements LeaderElection, ClientRuntime.
                 return;
             }
             campaigning = true;
-            owner = Relock.newOwnerId();
+            owner = OwnerIds.next();
         }
         CompletableFuture<Boolean> attempt;
         try {

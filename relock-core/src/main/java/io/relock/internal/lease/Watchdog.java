@@ -4,13 +4,11 @@ import io.netty.util.Timer;
 import io.relock.HeldLock;
 import io.relock.RelockException;
 import io.relock.WatchdogTickEvent;
-import io.relock.internal.Observers;
-import io.relock.internal.engine.AcquirableLock;
-import io.relock.internal.engine.Hold;
 import io.relock.internal.redis.RenewalGateway;
 import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
+import io.relock.internal.support.Observers;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -149,7 +147,7 @@ public final class Watchdog {
         return hold;
     }
 
-    public Hold get(AcquirableLock lock, long owner) {
+    public Hold get(WatchedLock lock, long owner) {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
 

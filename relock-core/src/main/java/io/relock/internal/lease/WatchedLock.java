@@ -1,7 +1,5 @@
 package io.relock.internal.lease;
 
-import io.relock.internal.engine.Hold;
-import io.relock.internal.engine.LockDriver;
 import io.relock.internal.redis.Script;
 
 /**
@@ -16,7 +14,10 @@ public interface WatchedLock {
     /** The Redis key: a hold is known by its key and owner field. */
     String key();
 
-    /** The lock type's name (see {@link LockDriver#type()}). */
+    /** The hash field (or token) that identifies {@code owner} in this lock type's data. */
+    String fieldOf(long owner);
+
+    /** The lock type's name (see {@code LockDriver.type()}). */
     String type();
 
     /** The script that renews this lock type's holds. */

@@ -1,2 +1,5 @@
-/** The watchdog: one timer per client renewing every held lock in batched script calls. */
+/**
+ * The holds of a client ({@code Hold}) and the watchdog: one timer per client renewing every
+ * held lock in batched script calls.
+ */
 package io.relock.internal.lease;

@@ -1,6 +1,5 @@
 package io.relock.internal.redis;
 
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.support.Args;
 
 /**
@@ -20,14 +19,15 @@ public record LockKeys(String name, String key, String channel) {
     public static final String RW_CHANNEL_PREFIX = "redisson_rwlock";
 
     /**
-     * The keys of lock {@code name} announcing on channels named {@code channelPrefix}; checks
-     * the name, and refuses one whose channel would fall into another Cluster slot.
+     * The keys of lock {@code name}, stored under {@code keyPrefix} on the servers {@code gateway}
+     * reaches, announcing on channels named {@code channelPrefix}; checks the name, and refuses
+     * one whose channel would fall into another Cluster slot.
      */
-    public static LockKeys of(ClientRuntime runtime, String name, String channelPrefix) {
+    public static LockKeys of(String keyPrefix, RedisGateway gateway, String name, String channelPrefix) {
         Args.lockName(name);
-        String key = runtime.key(name);
+        String key = keyPrefix + name;
         String channel = channelPrefix + ":" + hashTagged(key);
-        if (runtime.gateway().slotOf(key) != runtime.gateway().slotOf(channel)) {
+        if (gateway.slotOf(key) != gateway.slotOf(channel)) {
             throw new IllegalArgumentException("name '" + name + "' has braces but no hash tag: in a Redis Cluster "
                     + "the lock's channel and keys would fall into different slots; give it a tag such as '{"
                     + name.replace("{", "").replace("}", "") + "}' or no braces at all");

@@ -1,12 +1,11 @@
 package io.relock.internal.redis;
 
-import io.relock.internal.lease.Watchdog;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * What the {@link Watchdog} needs of Redis, and nothing more: besides the write path, where a
- * key lives and one batched renewal call. {@link RedisGateway} implements it; a unit test
+ * What the watchdog ({@code lease.Watchdog}) needs of Redis, and nothing more: besides the
+ * write path, where a key lives and one batched renewal call. {@link RedisGateway} implements it; a unit test
  * answers it by hand, so the watchdog's rules run without a server.
  */
 public interface RenewalGateway extends WriteGateway {

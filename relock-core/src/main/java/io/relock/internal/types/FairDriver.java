@@ -1,7 +1,6 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.Turn;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.redis.LockKeys;
@@ -21,7 +20,7 @@ final class FairDriver extends ReentrantDriver {
     private final String deadlines;
     private final String waiterTimeout;
 
-    FairDriver(ClientRuntime runtime, LockKeys keys, String type) {
+    FairDriver(DriverClient runtime, LockKeys keys, String type) {
         super(runtime, keys, type);
         this.queue = keys.ownKey("queue");
         this.deadlines = keys.ownKey("timeouts");

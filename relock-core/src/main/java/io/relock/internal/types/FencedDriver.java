@@ -1,7 +1,6 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.Script;
 import java.util.List;
@@ -12,7 +11,7 @@ final class FencedDriver extends ReentrantDriver {
 
     private final String tokenKey;
 
-    FencedDriver(ClientRuntime runtime, LockKeys keys, String type) {
+    FencedDriver(DriverClient runtime, LockKeys keys, String type) {
         super(runtime, keys, type);
         this.tokenKey = keys.ownKey("token");
     }

@@ -3,7 +3,6 @@ package io.relock.internal.types;
 import io.relock.FencedLock;
 import io.relock.ListenerRegistration;
 import io.relock.LockListener;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.EngineBacked;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.LockEngine;
@@ -24,7 +23,7 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
     private final LockEngine engine;
     private final FencedDriver driver;
 
-    FencedRedisLock(ClientRuntime runtime, LockKeys keys, FencedDriver driver) {
+    FencedRedisLock(DriverClient runtime, LockKeys keys, FencedDriver driver) {
         this.driver = driver;
         this.engine = new LockEngine(runtime, keys, driver, WaitPolicy.PUB_SUB);
     }

@@ -1,7 +1,6 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.redis.LockKeys;
@@ -14,11 +13,11 @@ import java.util.concurrent.CompletableFuture;
  */
 abstract class KeyDriver implements LockDriver {
 
-    final ClientRuntime runtime;
+    final DriverClient runtime;
     final LockKeys keys;
     private final String type;
 
-    KeyDriver(ClientRuntime runtime, LockKeys keys, String type) {
+    KeyDriver(DriverClient runtime, LockKeys keys, String type) {
         this.runtime = runtime;
         this.keys = keys;
         this.type = type;

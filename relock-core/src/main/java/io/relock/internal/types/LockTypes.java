@@ -5,7 +5,6 @@ import io.relock.DistributedReadWriteLock;
 import io.relock.FencedLock;
 import io.relock.LockInfo;
 import io.relock.RelockConfig;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.WaitPolicy;
@@ -32,7 +31,7 @@ public final class LockTypes {
     /** Builds a lock of {@code type} named by {@code keys}. */
     @FunctionalInterface
     interface Factory<L> {
-        L create(ClientRuntime runtime, LockKeys keys, String type);
+        L create(DriverClient runtime, LockKeys keys, String type);
     }
 
     /**
@@ -49,15 +48,15 @@ public final class LockTypes {
      * @param remover removes a lock of this type whoever holds it: true if there was one
      */
     public record Descriptor<L>(String name, LockInfo.Kind kind, String channelPrefix, Factory<L> factory,
-            BiPredicate<ClientRuntime, String> remover) {
+            BiPredicate<DriverClient, String> remover) {
 
         /**
          * A lock of this type named {@code name}, cheap and with no Redis state until used.
          *
          * @throws IllegalArgumentException if the name is not a valid lock name
          */
-        public L create(ClientRuntime runtime, String name) {
-            return factory.create(runtime, LockKeys.of(runtime, name, channelPrefix), this.name);
+        public L create(DriverClient runtime, String name) {
+            return factory.create(runtime, runtime.keysOf(name, channelPrefix), this.name);
         }
     }
 
@@ -101,7 +100,7 @@ public final class LockTypes {
     /** Builds the driver of a type whose lock is one {@link LockEngine}. */
     @FunctionalInterface
     private interface DriverFactory {
-        LockDriver create(ClientRuntime runtime, LockKeys keys, String type);
+        LockDriver create(DriverClient runtime, LockKeys keys, String type);
     }
 
     /** A type whose lock is one engine over its driver, announcing on the lock channel, removed with its own release. */
@@ -110,7 +109,7 @@ public final class LockTypes {
         Factory<DistributedLock> factory = (runtime, keys, type) ->
                 new LockEngine(runtime, keys, driver.create(runtime, keys, type), wait.apply(runtime.config()));
         return new Descriptor<>(name, kind, LockKeys.LOCK_CHANNEL_PREFIX, factory, (runtime, lockName) -> factory
-                .create(runtime, LockKeys.of(runtime, lockName, LockKeys.LOCK_CHANNEL_PREFIX), name).forceUnlock());
+                .create(runtime, runtime.keysOf(lockName, LockKeys.LOCK_CHANNEL_PREFIX), name).forceUnlock());
     }
 
     /** Every type, in the order in which a kind's first type is looked up. */
@@ -122,7 +121,7 @@ public final class LockTypes {
      * @return true if a lock was removed; false for {@link LockInfo.Kind#NONE} and
      *     {@link LockInfo.Kind#NOT_A_LOCK}, which no type writes
      */
-    public static boolean forceUnlock(ClientRuntime runtime, String name, LockInfo.Kind kind) {
+    public static boolean forceUnlock(DriverClient runtime, String name, LockInfo.Kind kind) {
         for (Descriptor<?> type : ALL) {
             if (type.kind() == kind) {
                 return type.remover().test(runtime, name);

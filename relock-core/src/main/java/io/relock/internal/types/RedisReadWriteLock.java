@@ -3,7 +3,6 @@ package io.relock.internal.types;
 import io.lettuce.core.ScriptOutputType;
 import io.relock.DistributedLock;
 import io.relock.DistributedReadWriteLock;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.engine.WaitPolicy;
@@ -21,7 +20,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
     private final LockEngine writeLock;
     private final String name;
 
-    RedisReadWriteLock(ClientRuntime runtime, LockKeys keys) {
+    RedisReadWriteLock(DriverClient runtime, LockKeys keys) {
         this.name = keys.name();
         this.readLock = new LockEngine(runtime, keys, new ReadDriver(runtime, keys), WaitPolicy.PUB_SUB);
         this.writeLock = new LockEngine(runtime, keys, new WriteDriver(runtime, keys), WaitPolicy.PUB_SUB);
@@ -50,7 +49,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
     /** What both halves read and remove the same way, each in its own mode. */
     private abstract static class ModeDriver extends KeyDriver {
 
-        ModeDriver(ClientRuntime runtime, LockKeys keys, String mode) {
+        ModeDriver(DriverClient runtime, LockKeys keys, String mode) {
             super(runtime, keys, mode);
         }
 
@@ -80,7 +79,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
     /** The shared half: one field per reader, and a timeout key per hold for its own lease. */
     private static final class ReadDriver extends ModeDriver {
 
-        ReadDriver(ClientRuntime runtime, LockKeys keys) {
+        ReadDriver(DriverClient runtime, LockKeys keys) {
             super(runtime, keys, READ);
         }
 
@@ -125,7 +124,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         private static final long UPGRADE = -3;
         private static final String SUFFIX = ":write";
 
-        WriteDriver(ClientRuntime runtime, LockKeys keys) {
+        WriteDriver(DriverClient runtime, LockKeys keys) {
             super(runtime, keys, WRITE);
         }
 

@@ -1,7 +1,6 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.LockDriver.HandedOver;
 import io.relock.internal.engine.Turn;
 import io.relock.internal.engine.UnlockChannels;
@@ -30,7 +29,7 @@ public class ReentrantDriver extends KeyDriver {
     private final String queue;
     private final String yield;
 
-    public ReentrantDriver(ClientRuntime runtime, LockKeys keys, String type) {
+    public ReentrantDriver(DriverClient runtime, LockKeys keys, String type) {
         super(runtime, keys, type);
         this.queue = keys.ownKey("handoff");
         this.yield = keys.ownKey("yield");

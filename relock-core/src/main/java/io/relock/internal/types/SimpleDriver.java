@@ -1,7 +1,6 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
-import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.Script;
@@ -16,7 +15,7 @@ final class SimpleDriver extends KeyDriver {
 
     private static final long ALREADY_HELD = -3;
 
-    SimpleDriver(ClientRuntime runtime, LockKeys keys, String type) {
+    SimpleDriver(DriverClient runtime, LockKeys keys, String type) {
         super(runtime, keys, type);
     }
 

@@ -8,6 +8,7 @@ import io.relock.RelockTimeoutException;
 import io.relock.internal.ClientRuntime;
 import io.relock.internal.engine.AcquisitionState.State;
 import io.relock.internal.engine.LockDriver.Attempt;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.types.ReentrantDriver;
 import io.relock.testkit.Eventually;
@@ -166,7 +167,7 @@ class AcquisitionTest {
     }
 
     private LockEngine engine(GatedDriver[] driver, WaitPolicy wait, String name) {
-        LockKeys keys = LockKeys.of(runtime, name, LockKeys.LOCK_CHANNEL_PREFIX);
+        LockKeys keys = runtime.keysOf(name, LockKeys.LOCK_CHANNEL_PREFIX);
         driver[0] = new GatedDriver(runtime, keys);
         return new LockEngine(runtime, keys, driver[0], wait);
     }
@@ -181,7 +182,7 @@ class AcquisitionTest {
 
     /** Takes lock {@code name} on the other client; returns it there, to release. */
     private LockEngine holdElsewhere(String name) {
-        LockKeys keys = LockKeys.of(other, name, LockKeys.LOCK_CHANNEL_PREFIX);
+        LockKeys keys = other.keysOf(name, LockKeys.LOCK_CHANNEL_PREFIX);
         LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
                 WaitPolicy.PUB_SUB);
         holder.lock();
@@ -247,8 +248,8 @@ class AcquisitionTest {
 
     @Test
     void aBusyReplyAfterTheDeadlineEndsTheWaitWithoutSubscribing() throws Exception {
-        new LockEngine(other, LockKeys.of(other, "held", LockKeys.LOCK_CHANNEL_PREFIX),
-                new ReentrantDriver(other, LockKeys.of(other, "held", LockKeys.LOCK_CHANNEL_PREFIX), "reentrant"),
+        new LockEngine(other, other.keysOf("held", LockKeys.LOCK_CHANNEL_PREFIX),
+                new ReentrantDriver(other, other.keysOf("held", LockKeys.LOCK_CHANNEL_PREFIX), "reentrant"),
                 WaitPolicy.PUB_SUB).lock();
         GatedDriver[] driver = new GatedDriver[1];
         LockEngine lock = engine(driver, WaitPolicy.PUB_SUB, "held");
@@ -451,7 +452,7 @@ class AcquisitionTest {
 
     @Test
     void aBackoffWaiterPausesOnATimerAndNeverSubscribes() throws Exception {
-        LockKeys keys = LockKeys.of(other, "spun", LockKeys.LOCK_CHANNEL_PREFIX);
+        LockKeys keys = other.keysOf("spun", LockKeys.LOCK_CHANNEL_PREFIX);
         LockEngine holder = new LockEngine(other, keys, new ReentrantDriver(other, keys, "reentrant"),
                 WaitPolicy.PUB_SUB);
         holder.lock();

@@ -5,6 +5,7 @@ import static io.relock.internal.engine.ModelScenarios.scenario;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.HandedOver;
 import io.relock.internal.engine.LockDriver.Request;
+import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.support.Args;
 import java.util.ArrayDeque;

@@ -4,8 +4,6 @@ import static io.relock.internal.engine.ModelScenarios.scenario;
 
 import io.relock.HeldLock;
 import io.relock.LockObserver;
-import io.relock.internal.Observers;
-import io.relock.internal.engine.Hold;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.engine.LockEngine;
@@ -15,6 +13,7 @@ import io.relock.internal.redis.RenewalGateway;
 import io.relock.internal.redis.Script;
 import io.relock.internal.redis.WriteConfirmation;
 import io.relock.internal.support.Args;
+import io.relock.internal.support.Observers;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

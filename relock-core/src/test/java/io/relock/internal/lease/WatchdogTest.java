@@ -8,13 +8,12 @@ import io.relock.LockObserver;
 import io.relock.RelockConnectionException;
 import io.relock.RelockException;
 import io.relock.WatchdogTickEvent;
-import io.relock.internal.Observers;
-import io.relock.internal.engine.Hold;
 import io.relock.internal.engine.ManualTimer;
 import io.relock.internal.redis.RenewalGateway;
 import io.relock.internal.redis.Script;
 import io.relock.internal.redis.WriteConfirmation;
 import io.relock.internal.support.Args;
+import io.relock.internal.support.Observers;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -72,6 +71,11 @@ public class WatchdogTest {
         @Override
         public String key() {
             return name;
+        }
+
+        @Override
+        public String fieldOf(long owner) {
+            return "client:" + owner;
         }
 
         @Override

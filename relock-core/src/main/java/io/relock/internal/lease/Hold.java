@@ -1,8 +1,7 @@
-package io.relock.internal.engine;
+package io.relock.internal.lease;
 
 import io.relock.ReleaseEvent;
-import io.relock.internal.Observers;
-import io.relock.internal.lease.WatchedLock;
+import io.relock.internal.support.Observers;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -67,12 +66,11 @@ public final class Hold {
         return write != null && !write.isDone();
     }
 
-    /** Tells {@code client}'s observers that this hold ended, as {@code outcome} says. */
-    void released(LockClient client, ReleaseEvent.Outcome outcome) {
-        Observers observers = client.observers();
+    /** Tells {@code observers} that this hold ended at {@code nowNanos}, as {@code outcome} says. */
+    public void released(Observers observers, long nowNanos, ReleaseEvent.Outcome outcome) {
         if (observers.any()) {
-            observers.released(new ReleaseEvent(lock.getName(), lock.type(), owner,
-                    client.nanoTime() - acquiredAtNanos, outcome));
+            observers.released(new ReleaseEvent(lock.getName(), lock.type(), owner, nowNanos - acquiredAtNanos,
+                    outcome));
         }
     }
 

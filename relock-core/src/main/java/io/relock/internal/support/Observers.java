@@ -1,4 +1,4 @@
-package io.relock.internal;
+package io.relock.internal.support;
 
 import io.relock.AcquireEvent;
 import io.relock.ForceUnlockEvent;
@@ -6,7 +6,6 @@ import io.relock.LockLostEvent;
 import io.relock.LockObserver;
 import io.relock.ReleaseEvent;
 import io.relock.WatchdogTickEvent;
-import io.relock.internal.support.Args;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -31,7 +30,7 @@ public final class Observers {
         return all.length > 0;
     }
 
-    synchronized void add(LockObserver observer) {
+    public synchronized void add(LockObserver observer) {
         Args.notNull(observer, "observer");
         Args.require(!Arrays.asList(all).contains(observer), "observer %s was added already", observer);
         LockObserver[] grown = Arrays.copyOf(all, all.length + 1);
@@ -39,7 +38,7 @@ public final class Observers {
         all = grown;
     }
 
-    synchronized boolean remove(LockObserver observer) {
+    public synchronized boolean remove(LockObserver observer) {
         Args.notNull(observer, "observer");
         List<LockObserver> rest = new java.util.ArrayList<>(Arrays.asList(all));
         boolean removed = rest.remove(observer);
@@ -89,7 +88,7 @@ public final class Observers {
         }
     }
 
-    void lost(LockLostEvent event) {
+    public void lost(LockLostEvent event) {
         for (LockObserver observer : all) {
             try {
                 observer.onLockLost(event);
