@@ -6,14 +6,13 @@ import io.relock.LockListener;
 import io.relock.LockLostEvent;
 import io.relock.RelockException;
 import io.relock.internal.ClientRuntime;
-import io.relock.internal.engine.LockClient;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.LockEngine;
-import io.relock.internal.lease.Hold;
+import io.relock.internal.multi.MemberLanes.Kind;
+import io.relock.internal.multi.MemberLanes.Operation;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Futures;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -26,11 +25,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
-import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Redlock over N independent masters, one member lock (and client) per master. Members are
@@ -40,28 +34,12 @@ import org.slf4j.LoggerFactory;
  * every member is released again, including members whose answer arrives late.
  *
  * <p><b>Majority, then background.</b> An unlock completes once a majority of members confirmed
- * the release; a failed acquire reports its failure without waiting for the release of what it
- * won. The other members' releases finish in the background, retried a bounded number of times
- * ({@value #RELEASE_RETRIES}) when one fails, after which the member's hold is left to its lease.
- * A late release can never free another owner's hold: every member release is owner-checked
- * (it names this owner's field). Nor can it take off a newer hold of the same owner: the
- * RedLock's operations on one member for one owner run in a <em>lane</em>, one after another,
- * so an acquire of that owner on a slow member is sent only once the release before it there
- * (with its retries) has ended. The lanes are kept per client, lock key and owner, whichever
- * RedLock object started the operation. A slow member does not fall ever further behind an owner
- * that locks and unlocks quickly: an unlock whose acquire there was not sent yet cancels it.
+ * the release ({@link MajorityRelease}); a failed acquire reports its failure without waiting for
+ * the release of what it won. The other members' releases finish in the background, in the
+ * members' lanes ({@link MemberLanes}), which also keep a late release from taking off a newer
+ * hold of the same owner. The rounds of an acquire are {@link QuorumRound}s.
  */
 public final class RedLock extends CompositeLock {
-
-    /** How many times a member's release that failed is tried again once the unlock is decided. */
-    static final int RELEASE_RETRIES = 3;
-    /** The pause before the first retry of a member's release; it doubles with each retry. */
-    private static final long RELEASE_RETRY_PAUSE_MILLIS = 200;
-
-    private static final Logger LOG = LoggerFactory.getLogger(RedLock.class);
-
-    /** The lanes with an operation under way (see the class comment and {@link #inLane}). */
-    private static final Map<LaneKey, Lane> LANES = new ConcurrentHashMap<>();
 
     private final int quorum;
     private final ClientRuntime home;
@@ -170,7 +148,7 @@ public final class RedLock extends CompositeLock {
         private final long leaseMillis;
         private final long startNanos = clock();
         private int rounds;
-        private volatile Round current;
+        private volatile QuorumRound current;
         private volatile boolean abandoned;
 
         Acquire(long owner, long waitNanos, long leaseMillis) {
@@ -180,16 +158,16 @@ public final class RedLock extends CompositeLock {
         }
 
         void nextRound() {
-            Round round = new Round(owner, leaseMillis);
+            QuorumRound round = new QuorumRound(getName(), members, quorum, owner, leaseMillis, RedLock.this::clock);
             current = round;
             // A node that does not answer costs at most this much per round. It gets the whole
             // command timeout, whatever the wait left: a node only slower than a short wait (a
             // loaded machine) is not down, and a round decided without it would report trouble.
             long nodeTimeout = members.get(0).client.commandTimeoutMillis();
             for (LockEngine member : members) {
-                inLane(member, owner, new Operation(Kind.ACQUIRE, () -> {
+                MemberLanes.inLane(member, owner, new Operation(Kind.ACQUIRE, () -> {
                     CompletableFuture<LockDriver.Attempt> attempt =
-                            start(() -> member.acquireAsync(owner, 0, leaseMillis));
+                            MemberLanes.start(() -> member.acquireAsync(owner, 0, leaseMillis));
                     attempt.whenComplete((answer, error) -> round.answered(member, answer, error));
                     return attempt;
                 }, () -> round.answered(member, LockDriver.Attempt.fromTtl(-2L), null)));
@@ -201,7 +179,7 @@ public final class RedLock extends CompositeLock {
             round.decision.whenComplete((won, error) -> afterRound(round, won, error));
         }
 
-        private void afterRound(Round round, Boolean won, Throwable error) {
+        private void afterRound(QuorumRound round, Boolean won, Throwable error) {
             if (Boolean.TRUE.equals(won)) {
                 watch(owner);
                 result.complete(true);
@@ -224,7 +202,7 @@ public final class RedLock extends CompositeLock {
 
         void abandon() {
             abandoned = true;
-            Round round = current;
+            QuorumRound round = current;
             if (round != null) {
                 round.abandon();
             }
@@ -233,111 +211,6 @@ public final class RedLock extends CompositeLock {
 
     private io.netty.util.Timer timer() {
         return members.get(0).client.timer();
-    }
-
-    /** The bookkeeping of one round: one attempt on every member. */
-    private final class Round {
-
-        final CompletableFuture<Boolean> decision = new CompletableFuture<>();
-        private final long owner;
-        private final long leaseMillis;
-        private final long startNanos = clock();
-        private final AtomicInteger acquired = new AtomicInteger();
-        private final AtomicInteger busy = new AtomicInteger();
-        private final AtomicInteger failed = new AtomicInteger();
-        private final List<LockEngine> held = new ArrayList<>();
-        private final List<Throwable> errors = new ArrayList<>();
-        private boolean decided; // guarded by this
-        private boolean won; // guarded by this
-
-        Round(long owner, long leaseMillis) {
-            this.owner = owner;
-            this.leaseMillis = leaseMillis;
-        }
-
-        void answered(LockEngine member, LockDriver.Attempt attempt, Throwable error) {
-            if (error != null) {
-                synchronized (this) {
-                    errors.add(Exceptions.unwrap(error));
-                }
-                failed.incrementAndGet();
-            } else if (attempt.acquired()) {
-                boolean lost;
-                synchronized (this) {
-                    lost = decided && !won;
-                    if (!lost) {
-                        held.add(member);
-                    }
-                }
-                if (lost) {
-                    release(member); // a late "yes" after the round was lost
-                    return;
-                }
-                acquired.incrementAndGet();
-            } else {
-                busy.incrementAndGet();
-            }
-            evaluate(false);
-        }
-
-        void deadline() {
-            evaluate(true);
-        }
-
-        private void evaluate(boolean timeUp) {
-            int yes = acquired.get();
-            int no = busy.get() + failed.get();
-            if (yes >= quorum) {
-                long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(clock() - startNanos);
-                long lease = members.get(0).client.watchdog().leaseFor(leaseMillis);
-                // Redlock's validity: what is left of the lease once the time spent and the
-                // possible drift between the nodes' clocks are taken off.
-                long drift = lease / 100 + 2;
-                decide(lease - elapsedMillis - drift > 0, null);
-            } else if (members.size() - no < quorum || timeUp || yes + no == members.size()) {
-                decide(false, busy.get() == 0 ? noMajority(yes) : null);
-            }
-        }
-
-        private RelockException noMajority(int yes) {
-            RelockException failure = new RelockException(getName() + ": no majority of " + members.size()
-                    + " nodes could be locked (" + yes + " acquired, " + failed.get() + " failed, "
-                    + (members.size() - yes - busy.get() - failed.get()) + " did not answer in time; "
-                    + quorum + " needed)");
-            synchronized (this) {
-                errors.forEach(failure::addSuppressed);
-            }
-            return failure;
-        }
-
-        /** Gives up (e.g. the caller was interrupted): what was or will be acquired is released. */
-        void abandon() {
-            decide(false, null);
-        }
-
-        private void decide(boolean success, RelockException failure) {
-            List<LockEngine> toRelease;
-            synchronized (this) {
-                if (decided) {
-                    return;
-                }
-                decided = true;
-                won = success;
-                toRelease = success ? List.of() : List.copyOf(held);
-            }
-            toRelease.forEach(this::release);
-            if (failure != null) {
-                decision.completeExceptionally(failure);
-            } else {
-                decision.complete(success);
-            }
-        }
-
-        /** The rollback of a member this round won: in the background, retried (see the class comment). */
-        private void release(LockEngine member) {
-            releaseInBackground(member, owner, Kind.ROLLBACK, CompletableFuture.completedFuture(true), error -> { },
-                    () -> { });
-        }
     }
 
     private boolean await(Acquire acquire) throws InterruptedException {
@@ -371,220 +244,14 @@ public final class RedLock extends CompositeLock {
      */
     @Override
     public CompletionStage<Void> unlockAsync(long ownerId) {
-        Unlock unlock = new Unlock(ownerId);
+        MajorityRelease unlock = new MajorityRelease(getName(), members.size(), quorum, ownerId,
+                () -> unwatch(ownerId));
         for (LockEngine member : members) {
             CompletableFuture<Boolean> succeeded = unlock.result.handle((ignored, error) -> error == null);
-            releaseInBackground(member, ownerId, Kind.UNLOCK, succeeded, error -> unlock.answered(member, error),
-                    unlock::skipped);
+            MemberLanes.releaseInBackground(member, ownerId, Kind.UNLOCK, succeeded,
+                    error -> unlock.answered(member, error), unlock::skipped);
         }
         return unlock.result.copy();
-    }
-
-    /** One unlock: the members' first answers, decided as soon as a majority released. */
-    private final class Unlock {
-
-        final CompletableFuture<Void> result = new CompletableFuture<>();
-        private final long owner;
-        private int released; // guarded by this
-        private int answered; // guarded by this
-        private final List<IllegalMonitorStateException> refusals = new ArrayList<>(); // guarded by this
-        private RuntimeException failure; // guarded by this
-
-        Unlock(long owner) {
-            this.owner = owner;
-        }
-
-        /**
-         * A member whose acquire was never sent: nothing to release there, and nothing confirmed
-         * either, so it does not count towards the majority (the acquire won a majority of
-         * members that did answer, and those are released).
-         */
-        void skipped() {
-            answered(null, null, true);
-        }
-
-        /** A member's first release answered: released ({@code error} null), refused, or failed. */
-        void answered(LockEngine member, Throwable error) {
-            answered(member, error, false);
-        }
-
-        private void answered(LockEngine member, Throwable error, boolean skipped) {
-            Throwable cause = error == null ? null : Exceptions.unwrap(error);
-            boolean majority = false; // this answer made the majority
-            boolean all;
-            synchronized (this) {
-                answered++;
-                if (!skipped && cause == null) {
-                    majority = ++released == quorum;
-                } else if (cause instanceof IllegalMonitorStateException refusal) {
-                    refusals.add(refusal);
-                } else if (cause != null && failure == null) {
-                    failure = Exceptions.translate("unlock " + member.getName(), cause);
-                }
-                all = answered == members.size() && released < quorum;
-            }
-            if (majority) {
-                unwatch(owner);
-                result.complete(null);
-            } else if (all) {
-                unwatch(owner);
-                result.completeExceptionally(refused());
-            }
-        }
-
-        private synchronized RuntimeException refused() {
-            if (failure != null) {
-                return Exceptions.translate("unlock " + getName(), failure);
-            }
-            IllegalMonitorStateException refused = new IllegalMonitorStateException("cannot unlock " + getName()
-                    + " for owner " + owner + ": only " + released + " of " + members.size()
-                    + " nodes still held it (" + quorum + " needed)"
-                    + (refusals.isEmpty() ? "" : "; first refusal: " + refusals.get(0).getMessage()));
-            refusals.forEach(refused::addSuppressed);
-            return refused;
-        }
-    }
-
-    // ---- lanes and background releases ------------------------------------------------------
-
-    /** One member's lock on one client, and one owner: the RedLocks' operations there run in turn. */
-    private record LaneKey(LockClient client, String key, long owner) {}
-
-    /** What an operation in a lane does: an acquire, an unlock's release, or the rollback of an acquire. */
-    private enum Kind { ACQUIRE, UNLOCK, ROLLBACK }
-
-    /**
-     * One operation in a lane: {@code start} sends it (its stage completes when the lane may move
-     * on), {@code skip} answers it without sending it (see {@link #inLane}).
-     */
-    private record Operation(Kind kind, Supplier<CompletionStage<?>> start, Runnable skip) {}
-
-    /** The operations waiting behind the one that runs; there is a lane while one runs. Guarded by LANES' compute. */
-    private static final class Lane {
-        final ArrayDeque<Operation> waiting = new ArrayDeque<>();
-    }
-
-    /**
-     * Runs {@code operation} on {@code member} for {@code owner} once the operations started
-     * there before (by any RedLock) have ended, background retries included. An unlock's release
-     * that finds the acquire of the same hold still waiting in the lane (a slow member that fell
-     * behind a quick lock-unlock) answers both without sending either: the acquire as "not
-     * acquired", the release as skipped (not counted as confirmed), which is where Redis stands
-     * without them. So a lane never holds more than one unsent acquire, however fast its owner
-     * locks and unlocks. A rollback never cancels anything: the acquire it undoes has answered.
-     */
-    private static void inLane(LockEngine member, long owner, Operation operation) {
-        LaneKey key = new LaneKey(member.client, member.key(), owner);
-        Operation[] now = new Operation[3]; // [0] to run now; [1] and [2] to skip
-        LANES.compute(key, (ignored, lane) -> {
-            if (lane == null) {
-                now[0] = operation;
-                return new Lane();
-            }
-            Operation last = lane.waiting.peekLast();
-            if (operation.kind() == Kind.UNLOCK && last != null && last.kind() == Kind.ACQUIRE) {
-                lane.waiting.removeLast();
-                now[1] = last;
-                now[2] = operation;
-            } else {
-                lane.waiting.addLast(operation);
-            }
-            return lane;
-        });
-        if (now[0] != null) {
-            run(key, now[0]);
-        } else if (now[1] != null) {
-            now[1].skip().run();
-            now[2].skip().run();
-        }
-    }
-
-    private static void run(LaneKey key, Operation operation) {
-        start(operation.start()::get).whenComplete((ignored, error) -> {
-            Operation[] next = new Operation[1];
-            LANES.computeIfPresent(key, (k, lane) -> {
-                next[0] = lane.waiting.pollFirst();
-                return next[0] == null ? null : lane;
-            });
-            if (next[0] != null) {
-                run(key, next[0]);
-            }
-        });
-    }
-
-    /** The stage {@code call} returns, or a failed one if it threw (the client closed, say). */
-    private static <T> CompletableFuture<T> start(Supplier<? extends CompletionStage<T>> call) {
-        try {
-            return call.get().toCompletableFuture();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    /**
-     * Releases {@code owner}'s hold of {@code member} in its lane. The first answer goes to
-     * {@code firstAnswer} (null when released). A release that failed (not a refusal: that one
-     * is final) is tried again, as a repeat, at most {@value #RELEASE_RETRIES} times with growing
-     * pauses, if {@code retry} completes with true; after the last failure the member's hold is
-     * forgotten, so that nobody renews it and it ends with its lease. The lane stays taken until
-     * then, so that no later acquire of the owner there overtakes a release still to come.
-     */
-    private static void releaseInBackground(LockEngine member, long owner, Kind kind, CompletableFuture<Boolean> retry,
-            Consumer<Throwable> firstAnswer, Runnable skipped) {
-        inLane(member, owner, new Operation(kind, () -> {
-            CompletableFuture<Void> lane = new CompletableFuture<>();
-            start(() -> member.release(owner)).whenComplete((ignored, error) -> {
-                firstAnswer.accept(error);
-                if (error == null || Exceptions.unwrap(error) instanceof IllegalMonitorStateException) {
-                    lane.complete(null);
-                } else {
-                    retry.whenComplete((retrying, ignoredError) -> {
-                        if (Boolean.TRUE.equals(retrying)) {
-                            retryRelease(member, owner, 0, Exceptions.unwrap(error), lane);
-                        } else {
-                            lane.complete(null);
-                        }
-                    });
-                }
-            });
-            return lane;
-        }, skipped));
-    }
-
-    private static void retryRelease(LockEngine member, long owner, int retries, Throwable last,
-            CompletableFuture<Void> lane) {
-        if (retries == RELEASE_RETRIES || closed(member)) {
-            Hold hold = member.client.watchdog().get(member, owner);
-            if (hold != null && hold.count <= 1) {
-                member.client.watchdog().forget(hold);
-            }
-            LOG.warn("could not release RedLock member '{}' of owner {} after {} retries ({}); it ends with its lease",
-                    member.getName(), owner, retries, last.toString());
-            lane.complete(null);
-            return;
-        }
-        try {
-            member.client.timer().newTimeout(timeout -> start(() -> member.releaseAgain(owner))
-                    .whenComplete((ignored, error) -> {
-                        if (error == null || Exceptions.unwrap(error) instanceof IllegalMonitorStateException) {
-                            lane.complete(null);
-                        } else {
-                            retryRelease(member, owner, retries + 1, Exceptions.unwrap(error), lane);
-                        }
-                    }), RELEASE_RETRY_PAUSE_MILLIS << retries, TimeUnit.MILLISECONDS);
-        } catch (RuntimeException timerStopped) {
-            // The client closed meanwhile: its holds are given up with it.
-            lane.complete(null);
-        }
-    }
-
-    private static boolean closed(LockEngine member) {
-        try {
-            member.checkOpen();
-            return false;
-        } catch (RuntimeException e) {
-            return true;
-        }
     }
 
     @Override
