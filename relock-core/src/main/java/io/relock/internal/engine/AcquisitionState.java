@@ -7,6 +7,7 @@ import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
+import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Observers;
@@ -78,8 +79,8 @@ abstract sealed class AcquisitionState permits Acquisition {
 
     static final Logger LOG = LoggerFactory.getLogger(Acquisition.class);
 
-    /** How long a grant lasts until its waiter claims it ({@code grant.lua} sets it): what a dead next waiter costs. */
-    static final long GRANT_LEASE_MILLIS = 2000;
+    /** How long a grant lasts until its waiter claims it: what a dead next waiter costs. */
+    static final long GRANT_LEASE_MILLIS = Script.GRANT_LEASE_MILLIS;
     /** A grant is claimed without waiting for the claim when its ticket was queued less than this long ago. */
     static final long FAST_CLAIM_WINDOW_MILLIS = GRANT_LEASE_MILLIS / 2;
     /** Past the grant lease when a waiter of another client was granted the lock, for clock drift. */

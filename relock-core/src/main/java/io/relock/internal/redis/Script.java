@@ -59,6 +59,14 @@ public enum Script {
     /** The line of a script's own text that its prelude replaces. */
     private static final String PRELUDE_LINE = "--@prelude";
 
+    /**
+     * How long a grant lasts until its waiter claims it: what a dead next waiter costs. The one
+     * place it is written: {@code grant.lua} reads it as {@value #GRANT_LEASE_PLACEHOLDER}, put
+     * in its text when the script is loaded, and the engine waits by it.
+     */
+    public static final long GRANT_LEASE_MILLIS = 2000;
+    private static final String GRANT_LEASE_PLACEHOLDER = "@GRANT_LEASE_MILLIS@";
+
     private final Arguments arguments;
     private final String source;
     private final String sha;
@@ -76,7 +84,8 @@ public enum Script {
 
     Script(String name, String prelude, Arguments arguments) {
         this.arguments = arguments;
-        this.source = prelude == null ? load(name) : withPrelude(load(name), load(prelude));
+        this.source = (prelude == null ? load(name) : withPrelude(load(name), load(prelude)))
+                .replace(GRANT_LEASE_PLACEHOLDER, Long.toString(GRANT_LEASE_MILLIS));
         this.sha = sha1(source);
         // Cluster on Redis 7+: the same script announcing releases with sharded pub/sub.
         this.shardedSource = source.replace("redis.call('publish',", "redis.call('spublish',")

@@ -21,9 +21,9 @@
 -- so the difference of the two subscriber counts is exactly the other clients listening.
 
 -- The grant lease: how long a granted hold lasts until its waiter claims it (its next attempt,
--- see lock_acquire.lua): the whole delay a waiter that died while next in line costs. The client
--- knows it as Acquisition.GRANT_LEASE_MILLIS.
-local RELOCK_GRANT_LEASE_MS = '2000'
+-- see lock_acquire.lua): the whole delay a waiter that died while next in line costs. Written
+-- once, as Script.GRANT_LEASE_MILLIS, which the client puts here when it loads the script.
+local RELOCK_GRANT_LEASE_MS = '@GRANT_LEASE_MILLIS@'
 
 -- How long a yield keeps Relock's attempts off a lock freed for other clients: a woken Redisson
 -- waiter takes it within about a third of that here, even on a loaded machine, and a longer
@@ -76,7 +76,7 @@ local function relock_pass_on(key, channel, queue, yield, releaser, message)
     end
     -- The entries come in the order of their scores (see lock_acquire.lua), so the abandoned
     -- ones are the first: each is taken off as it comes (ZPOPMIN would save a command per
-    -- grant, but is one more for the ACL of Relock's users, see the README). The first two
+    -- grant, but is one more for the ACL of Relock's users, see docs/operations.md). The first two
     -- entries are read at once: whether a second one follows tells if a waiter stays queued.
     while true do
         local first = redis.call('zrange', queue, '0', '1', 'withscores')
