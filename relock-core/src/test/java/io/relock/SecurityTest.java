@@ -71,7 +71,7 @@ class SecurityTest {
      * Keys and channels of locks named under {@link #KEY_PREFIX}: lock keys, their
      * {@code {hash-tagged}} companions (fair queues, fencing tokens, reader leases) and the unlock
      * channels, with the channels every Relock client subscribes to beside them (see
-     * {@code UnlockChannels.relockMark}). The unlock channels are key patterns too, as the release scripts take them as KEYS
+     * {@code PubSubChannels.markOf}). The unlock channels are key patterns too, as the release scripts take them as KEYS
      * (Redisson's convention), and Redis checks every KEYS argument against the key patterns.
      */
     private static final List<String> PREFIX_RULES = List.of(

@@ -66,6 +66,14 @@ class LayersTest {
     }
 
     @Test
+    void theEngineHearsUnlocksWithoutLettucesPubSub() {
+        noClasses().that().resideInAPackage("io.relock.internal.engine..")
+                .should().dependOnClassesThat().resideInAPackage("io.lettuce.core.pubsub..")
+                .because("the pub/sub connection is the redis layer's (PubSubChannels)")
+                .check(classes);
+    }
+
+    @Test
     void internalPackagesFormNoCycle() {
         slices().matching("io.relock.internal.(**)").should().beFreeOfCycles().check(classes);
     }

@@ -41,7 +41,7 @@ import java.util.concurrent.ConcurrentHashMap;
  *       {@code {name}:yield} keeps Relock's attempts off it for a moment, so the others get it too.
  *   <li><b>mark</b>: the {@code relock:<channel>} subscription every Relock client makes in the
  *       same command as the unlock channel's; the difference of the two subscriber counts is how
- *       many other clients listen ({@link UnlockChannels#relockMark}).
+ *       many other clients listen ({@code PubSubChannels.markOf}, in the redis package).
  *   <li><b>take-over</b>: an acquire by a thread blocked in the synchronous API
  *       ({@link LockDriver.Request#sole}) over a hold its client forgot (a release a failover
  *       lost) takes it as a new hold rather than counting a re-entry on top of it.

@@ -1,12 +1,9 @@
 package io.relock.internal.engine;
 
-import io.lettuce.core.RedisConnectionException;
-import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.netty.util.Timer;
+import io.relock.internal.redis.ChannelCommands;
+import io.relock.internal.redis.ChannelListener;
 import io.relock.internal.support.Exceptions;
-import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -14,7 +11,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * ({@link Turn#onTicket}), and wakes no parked waiter. Each subscribed channel has its
  * {@link Turn}, the waiters of this client parked there, and the channel's reference count.
  */
-public final class UnlockChannels {
+public final class UnlockChannels implements ChannelListener {
 
     private static final Logger LOG = LoggerFactory.getLogger(UnlockChannels.class);
 
@@ -47,18 +43,6 @@ public final class UnlockChannels {
     public static final String UNLOCK_MESSAGE = "0";
     /** Message published when a read lock is released: every waiter may proceed. */
     public static final String READ_UNLOCK_MESSAGE = "1";
-
-    /**
-     * The two commands the channels send: on the pub/sub connection, or on a stand-in in unit
-     * tests, where messages then come through {@link #onMessage}.
-     */
-    interface Commands {
-
-        /** Subscribes; completes when the server confirmed it. */
-        CompletableFuture<Void> subscribe(String channel);
-
-        CompletableFuture<Void> unsubscribe(String channel);
-    }
 
     /** How often a cluster client subscribes its channels again while its slot map is unsettled (see {@link #topologyChanged}). */
     static final long RESUBSCRIBE_PERIOD_MILLIS = 500;
@@ -72,7 +56,7 @@ public final class UnlockChannels {
      */
     public static final long LINGER_MILLIS = 100;
 
-    private final Commands commands;
+    private final ChannelCommands commands;
     private final Timer timer;
     private final boolean sharded;
     private final Map<String, Turn> channels = new HashMap<>();
@@ -82,63 +66,13 @@ public final class UnlockChannels {
     private boolean settling;
 
     /**
-     * @param sharded whether to use sharded pub/sub (SSUBSCRIBE), as the release scripts of a
+     * Channels whose subscriptions {@code commands} sends; messages and connects come in through
+     * {@link #onMessage} and {@link #onConnected}.
+     *
+     * @param sharded whether subscriptions are sharded (SSUBSCRIBE), as the release scripts of a
      *     Redis 7+ cluster SPUBLISH
      */
-    public UnlockChannels(Supplier<StatefulRedisPubSubConnection<String, String>> connection, Timer timer,
-            boolean sharded) {
-        this(new Commands() {
-            @Override
-            public CompletableFuture<Void> subscribe(String channel) {
-                StatefulRedisPubSubConnection<String, String> now = connection.get();
-                if (now == null) {
-                    return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-                }
-                String mark = relockMark(channel);
-                return (sharded ? now.async().ssubscribe(channel, mark)
-                        : now.async().subscribe(channel, mark)).toCompletableFuture();
-            }
-
-            @Override
-            public CompletableFuture<Void> unsubscribe(String channel) {
-                StatefulRedisPubSubConnection<String, String> now = connection.get();
-                if (now == null) {
-                    return CompletableFuture.completedFuture(null);
-                }
-                String mark = relockMark(channel);
-                return (sharded ? now.async().sunsubscribe(channel, mark)
-                        : now.async().unsubscribe(channel, mark)).toCompletableFuture();
-            }
-        }, timer, sharded);
-    }
-
-    /**
-     * Listens on the pub/sub connection once it exists (at once, or when a client connecting in
-     * the background gets it): unlock messages, and its reconnects, after which every parked
-     * waiter tries again.
-     */
-    public void listenTo(StatefulRedisPubSubConnection<String, String> connection) {
-        connection.addListener(new RedisPubSubAdapter<>() {
-            @Override
-            public void message(String channel, String message) {
-                onMessage(channel, message);
-            }
-
-            @Override
-            public void smessage(String channel, String message) {
-                onMessage(channel, message);
-            }
-        });
-        connection.addListener(new RedisConnectionStateListener() {
-            @Override
-            public void onRedisConnected(io.lettuce.core.RedisChannelHandler<?, ?> handler, SocketAddress address) {
-                wakeEveryone();
-            }
-        });
-        wakeEveryone();
-    }
-
-    UnlockChannels(Commands commands, Timer timer, boolean sharded) {
+    public UnlockChannels(ChannelCommands commands, Timer timer, boolean sharded) {
         this.commands = commands;
         this.timer = timer;
         this.sharded = sharded;
@@ -312,7 +246,8 @@ public final class UnlockChannels {
         }
     }
 
-    void onMessage(String name, String message) {
+    @Override
+    public void onMessage(String name, String message) {
         Turn turn;
         synchronized (channels) {
             turn = channels.get(name);
@@ -327,17 +262,6 @@ public final class UnlockChannels {
         }
     }
 
-    /**
-     * The channel every Relock client subscribes to together with {@code channel}, in the same
-     * command: nothing is published there, but the difference of the two channels' subscriber
-     * counts is exactly how many clients other than Relock's listen (see {@code grant.lua}): the
-     * <i>mark</i> of {@link Turn}'s vocabulary.
-     * In the same Cluster slot, as the lock's hash tag is its first brace.
-     */
-    static String relockMark(String channel) {
-        return "relock:" + channel;
-    }
-
     /** Whether a message is a grant's ticket (a number of 2 or more) rather than an unlock message, 0 or 1. */
     static boolean isTicket(String message) {
         if (message.isEmpty() || message.length() > 19) {
@@ -349,6 +273,12 @@ public final class UnlockChannels {
             }
         }
         return !UNLOCK_MESSAGE.equals(message) && !READ_UNLOCK_MESSAGE.equals(message);
+    }
+
+    /** The connection is up (again): messages may have been missed, so every parked waiter tries again. */
+    @Override
+    public void onConnected() {
+        wakeEveryone();
     }
 
     private void wakeEveryone() {

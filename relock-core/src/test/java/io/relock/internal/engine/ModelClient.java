@@ -8,6 +8,7 @@ import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.lease.WatchdogTest;
 import io.relock.internal.redis.LockKeys;
+import io.relock.internal.redis.ChannelCommands;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.Script;
 import io.relock.internal.redis.WriteConfirmation;
@@ -49,7 +50,7 @@ public final class ModelClient extends LockClient {
             ends.incrementAndGet();
         }
     }));
-    final UnlockChannels channels = new UnlockChannels(new UnlockChannels.Commands() {
+    final UnlockChannels channels = new UnlockChannels(new ChannelCommands() {
         @Override
         public CompletableFuture<Void> subscribe(String channel) {
             subscribes.incrementAndGet();
