@@ -1,6 +1,5 @@
 package io.relock.internal;
 
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -14,22 +13,17 @@ import io.relock.LockLostEvent;
 import io.relock.LockObserver;
 import io.relock.RelockConfig;
 import io.relock.internal.engine.Acquisition;
-import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.lease.Hold;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.PubSubChannels;
 import io.relock.internal.redis.RedisGateway;
-import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
-import io.relock.internal.support.Futures;
 import io.relock.internal.support.Observers;
 import io.relock.internal.types.DriverClient;
-import io.relock.internal.types.LockTypes;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -358,41 +352,7 @@ public final class ClientRuntime extends DriverClient implements AutoCloseable {
     public LockInfo lockInfo(String name) {
         Args.lockName(name);
         checkOpen();
-        String key = key(name);
-        CompletableFuture<List<Object>> snapshot = gateway.eval(Script.LOCK_INFO, ScriptOutputType.MULTI,
-                new String[] {key, LockKeys.ownKey(key, "queue"), LockKeys.ownKey(key, "timeouts"),
-                    LockKeys.ownKey(key, "token")});
-        // Waiters of every lock type that can live under this key.
-        CompletableFuture<Map<String, Long>> subscribers = gateway.subscribers(LockTypes.channels(key));
-        String operation = "read lock info of '" + name + "'";
-        List<Object> reply = Futures.await(snapshot, operation);
-        List<?> fields = (List<?>) reply.get(0);
-        Map<String, Long> counts = new LinkedHashMap<>();
-        for (int i = 0; i + 1 < fields.size(); i += 2) {
-            counts.put(String.valueOf(fields.get(i)), parse(String.valueOf(fields.get(i + 1))));
-        }
-        long remaining = ((Number) reply.get(1)).longValue();
-        // Fields are <clientId>:<owner>[:suffix]; Redisson's client ids are UUIDs too, and find no entry.
-        Set<String> clientIds = new java.util.LinkedHashSet<>();
-        for (String holder : counts.keySet()) {
-            int colon = holder.indexOf(':');
-            if (colon > 0) {
-                clientIds.add(holder.substring(0, colon));
-            }
-        }
-        CompletableFuture<Map<String, ClientInfo>> clients = registry.lookUp(clientIds);
-        long waiters = Futures.await(subscribers, operation).values().stream()
-                .mapToLong(Long::longValue).sum();
-        return new LockInfo(name, counts, remaining, waiters, Futures.await(clients, operation),
-                LockTypes.kindOf(String.valueOf(reply.get(2))));
-    }
-
-    private static long parse(String count) {
-        try {
-            return Long.parseLong(count);
-        } catch (NumberFormatException e) {
-            return -1;
-        }
+        return LockInspection.read(gateway, registry, name, key(name));
     }
 
     /**
@@ -434,25 +394,11 @@ public final class ClientRuntime extends DriverClient implements AutoCloseable {
             }
             // Elections first: each releases its own hold, which must not be released twice.
             awaitUntil(CompletableFuture.allOf(yields.toArray(CompletableFuture[]::new)), deadline);
-            Map<String, Long> released = new ConcurrentHashMap<>();
-            List<CompletableFuture<Void>> releases = new java.util.ArrayList<>();
-            List<String> failed = new CopyOnWriteArrayList<>();
-            for (Hold hold : watchdog.holds()) {
-                if (hold.lost || hold.count <= 0 || !(hold.lock instanceof LockEngine engine)) {
-                    continue;
-                }
-                releases.add(releaseAll(engine, hold.owner, hold.count).handle((ignored, error) -> {
-                    if (error == null) {
-                        released.merge(hold.lock.getName(), 1L, Long::sum);
-                    } else {
-                        failed.add("'" + hold.lock.getName() + "' of " + hold.field + " ("
-                                + Exceptions.unwrap(error) + ")");
-                    }
-                    return null;
-                }));
-            }
-            releases.add(deregistered.handle((ignored, error) -> null));
-            boolean done = awaitUntil(CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)), deadline);
+            HoldRelease holds = HoldRelease.start(watchdog);
+            boolean done = awaitUntil(CompletableFuture.allOf(holds.done(),
+                    deregistered.handle((ignored, error) -> null)), deadline);
+            Map<String, Long> released = holds.released();
+            List<String> failed = holds.failed();
             if (failed.isEmpty() && done) {
                 LOG.info("JVM shutdown: Relock client {} yielded {} leader election(s) and released {} lock(s) {}",
                         clientId, yields.size(), released.size(), released.keySet());
@@ -473,15 +419,6 @@ public final class ClientRuntime extends DriverClient implements AutoCloseable {
                 LOG.warn("JVM shutdown: Relock client {} did not close cleanly", clientId, e);
             }
         }
-    }
-
-    /** Releases {@code times} holds of {@code owner}, one after another: each reads the count the last left. */
-    private static CompletableFuture<Void> releaseAll(LockEngine engine, long owner, int times) {
-        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-        for (int i = 0; i < times; i++) {
-            chain = chain.thenCompose(ignored -> engine.release(owner));
-        }
-        return chain;
     }
 
     /** Waits for {@code future} until {@code deadlineNanos}; whether it completed. Keeps an interrupt. */
