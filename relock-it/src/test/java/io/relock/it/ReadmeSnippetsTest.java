@@ -35,6 +35,7 @@ class ReadmeSnippetsTest {
     private static final Map<String, String> EXPECTED_TAGS = Map.ofEntries(
             Map.entry("quickstart-dependencies", "README.md"),
             Map.entry("quickstart-properties", "README.md"),
+            Map.entry("quickstart-compiler-plugin", "README.md"),
             Map.entry("slf4j-provider", "README.md"),
             Map.entry("bom-import", "README.md"),
             Map.entry("quickstart-imports", "README.md"),
