@@ -66,10 +66,11 @@ class LayersTest {
     }
 
     @Test
-    void theEngineHearsUnlocksWithoutLettucesPubSub() {
+    void theEngineDoesNotUseLettuce() {
         noClasses().that().resideInAPackage("io.relock.internal.engine..")
-                .should().dependOnClassesThat().resideInAPackage("io.lettuce.core.pubsub..")
-                .because("the pub/sub connection is the redis layer's (PubSubChannels)")
+                .should().dependOnClassesThat().resideInAPackage("io.lettuce..")
+                .because("Redis's client is the redis layer's: scripts go through the drivers (types), the"
+                        + " pub/sub connection through PubSubChannels")
                 .check(classes);
     }
 

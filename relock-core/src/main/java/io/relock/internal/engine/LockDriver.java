@@ -1,6 +1,5 @@
 package io.relock.internal.engine;
 
-import io.lettuce.core.ScriptOutputType;
 import io.relock.internal.lease.Hold;
 import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
@@ -79,12 +78,6 @@ public interface LockDriver {
 
         private boolean mayTakeOver() {
             return sole && holdsBefore == 0;
-        }
-
-        /** Runs {@code script} for this call; the gateway appends the repeat flag. */
-        public <T> CompletableFuture<T> eval(RedisGateway gateway, Script script, ScriptOutputType type, String[] keys,
-                String... args) {
-            return gateway.eval(script, type, budget, repeat, keys, args);
         }
     }
 

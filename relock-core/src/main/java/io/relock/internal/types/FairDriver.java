@@ -34,14 +34,14 @@ final class FairDriver extends ReentrantDriver {
 
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
-        return request.<Long>eval(runtime.gateway(), Script.FAIR_ACQUIRE, ScriptOutputType.INTEGER,
+        return this.<Long>eval(request, Script.FAIR_ACQUIRE, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), queue, deadlines}, request.lease(), request.field(), waiterTimeout,
                 request.countBefore()).thenApply(Attempt::fromTtl);
     }
 
     @Override
     public CompletableFuture<Long> release(Request request) {
-        return request.eval(runtime.gateway(), Script.FAIR_RELEASE, ScriptOutputType.INTEGER,
+        return eval(request, Script.FAIR_RELEASE, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), queue, deadlines}, UnlockChannels.UNLOCK_MESSAGE, request.lease(),
                 request.field(), keys.channel(), "", request.countBefore());
     }

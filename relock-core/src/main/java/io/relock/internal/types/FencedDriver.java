@@ -18,7 +18,7 @@ final class FencedDriver extends ReentrantDriver {
 
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
-        return request.<List<Object>>eval(runtime.gateway(), Script.FENCED_ACQUIRE, ScriptOutputType.MULTI,
+        return this.<List<Object>>eval(request, Script.FENCED_ACQUIRE, ScriptOutputType.MULTI,
                 new String[] {keys.key(), tokenKey}, request.lease(), request.field(), request.countBefore(),
                 request.takeOver())
                 .thenApply(reply -> {

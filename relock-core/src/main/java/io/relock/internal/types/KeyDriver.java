@@ -1,6 +1,7 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
+import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.redis.LockKeys;
@@ -21,6 +22,12 @@ abstract class KeyDriver implements LockDriver {
         this.runtime = runtime;
         this.keys = keys;
         this.type = type;
+    }
+
+    /** Runs {@code script} for {@code request}: within its budget, the gateway adding its repeat flag. */
+    final <T> CompletableFuture<T> eval(Request request, Script script, ScriptOutputType type, String[] keys,
+            String... args) {
+        return runtime.gateway().eval(script, type, request.budget(), request.repeat(), keys, args);
     }
 
     /** The type's name, as {@link LockTypes} gave it. */

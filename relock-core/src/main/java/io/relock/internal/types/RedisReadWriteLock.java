@@ -90,7 +90,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         @Override
         public CompletableFuture<Attempt> acquire(Request request) {
             String field = request.field();
-            return request.<Long>eval(runtime.gateway(), Script.RW_READ_ACQUIRE, ScriptOutputType.INTEGER,
+            return this.<Long>eval(request, Script.RW_READ_ACQUIRE, ScriptOutputType.INTEGER,
                     new String[] {keys.key(), timeoutPrefix(field)}, request.lease(), field, field + ":write",
                     request.countBefore()).thenApply(Attempt::fromTtl);
         }
@@ -101,7 +101,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
 
         @Override
         public CompletableFuture<Long> release(Request request) {
-            return request.eval(runtime.gateway(), Script.RW_READ_RELEASE, ScriptOutputType.INTEGER,
+            return eval(request, Script.RW_READ_RELEASE, ScriptOutputType.INTEGER,
                     releaseKeys(request.field()), UnlockChannels.UNLOCK_MESSAGE, request.field(), "",
                     request.countBefore());
         }
@@ -140,7 +140,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         @Override
         public CompletableFuture<Attempt> acquire(Request request) {
             String field = request.field();
-            return request.<Long>eval(runtime.gateway(), Script.RW_WRITE_ACQUIRE, ScriptOutputType.INTEGER,
+            return this.<Long>eval(request, Script.RW_WRITE_ACQUIRE, ScriptOutputType.INTEGER,
                     new String[] {keys.key()}, request.lease(), field, readerField(field), request.countBefore(),
                     request.takeOver())
                     .thenApply(ttl -> {
@@ -155,7 +155,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
 
         @Override
         public CompletableFuture<Long> release(Request request) {
-            return request.eval(runtime.gateway(), Script.RW_WRITE_RELEASE, ScriptOutputType.INTEGER,
+            return eval(request, Script.RW_WRITE_RELEASE, ScriptOutputType.INTEGER,
                     new String[] {keys.key(), keys.channel()}, UnlockChannels.READ_UNLOCK_MESSAGE, request.lease(),
                     request.field(), "", request.countBefore());
         }

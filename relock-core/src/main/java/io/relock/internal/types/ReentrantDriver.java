@@ -37,7 +37,7 @@ public class ReentrantDriver extends KeyDriver {
 
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
-        return request.<Long>eval(runtime.gateway(), Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
+        return this.<Long>eval(request, Script.LOCK_ACQUIRE, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), queue, yield}, request.lease(), request.field(), request.countsForgottenHold(),
                 request.countBefore(), Long.toString(request.ticket()), Long.toString(request.queuedTicket()))
                 .thenApply(Attempt::fromTtl);
@@ -56,7 +56,7 @@ public class ReentrantDriver extends KeyDriver {
         // The release of the last hold the client knows of sends the field alone: both the lease
         // and the count after it are '0' (see lock_release.lua), and every argument costs Redis.
         int holds = request.holdsBefore();
-        return request.eval(runtime.gateway(), Script.LOCK_RELEASE, ScriptOutputType.INTEGER,
+        return eval(request, Script.LOCK_RELEASE, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), keys.channel(), queue, yield}, request.field(),
                 holds == 1 ? "0" : request.lease(), Integer.toString(holds - 1), UnlockChannels.UNLOCK_MESSAGE);
     }

@@ -21,7 +21,7 @@ final class SimpleDriver extends KeyDriver {
 
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
-        return request.<Long>eval(runtime.gateway(), Script.SIMPLE_ACQUIRE, ScriptOutputType.INTEGER,
+        return this.<Long>eval(request, Script.SIMPLE_ACQUIRE, ScriptOutputType.INTEGER,
                 new String[] {keys.key()}, request.lease(), request.field()).thenApply(ttl -> {
                     if (ttl != null && ttl == ALREADY_HELD) {
                         throw new IllegalMonitorStateException("lock '" + keys.name()
@@ -33,7 +33,7 @@ final class SimpleDriver extends KeyDriver {
 
     @Override
     public CompletableFuture<Long> release(Request request) {
-        return request.eval(runtime.gateway(), Script.SIMPLE_RELEASE, ScriptOutputType.INTEGER,
+        return eval(request, Script.SIMPLE_RELEASE, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), keys.channel()}, UnlockChannels.UNLOCK_MESSAGE, request.field());
     }
 
