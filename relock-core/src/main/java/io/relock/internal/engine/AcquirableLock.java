@@ -20,7 +20,6 @@ public abstract class AcquirableLock implements WatchedLock {
 
     abstract WaitPolicy waitPolicy();
 
-
     /** A message's words for {@code operation} on this lock, e.g. "acquire lock 'x'". */
     abstract String describe(String operation);
 

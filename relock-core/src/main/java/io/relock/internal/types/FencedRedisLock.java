@@ -85,7 +85,6 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
         return engine.addLostListener(ownerId, listener);
     }
 
-
     @Override
     public void lock() {
         engine.lock();

@@ -109,7 +109,6 @@ class HandOverModelTest {
             holder = firstHolder;
         }
 
-
         /** The reentrant lock's scripts on a model of one key and its queue. */
         private final class Driver extends ModelClient.Driver {
 
