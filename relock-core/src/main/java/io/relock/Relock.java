@@ -1,12 +1,13 @@
 package io.relock;
 
+import io.relock.internal.Client;
 import io.relock.internal.ClientRuntime;
-import io.relock.internal.leader.RedisLeaderElection;
+import io.relock.internal.Clients;
+import io.relock.internal.leader.FencedLeaderElection;
 import io.relock.internal.multi.MultiRedisLock;
 import io.relock.internal.multi.RedLock;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.OwnerIds;
-import io.relock.internal.types.LockTypes;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -49,12 +50,25 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class Relock implements AutoCloseable {
 
-    private final ClientRuntime runtime;
+    static {
+        Clients.install(Relock::of);
+    }
+
+    private final Client runtime;
     /** The registered shutdown hook, or null (none configured, or removed by close()). */
     private final AtomicReference<Thread> shutdownHook = new AtomicReference<>();
 
-    private Relock(ClientRuntime runtime) {
+    private Relock(Client runtime) {
         this.runtime = runtime;
+    }
+
+    /** A Relock on {@code client}, with the shutdown hook when its settings ask for one. */
+    private static Relock of(Client client) {
+        Relock relock = new Relock(client);
+        if (client.config().releaseOnShutdown()) {
+            relock.addShutdownHook();
+        }
+        return relock;
     }
 
     /**
@@ -75,16 +89,13 @@ public final class Relock implements AutoCloseable {
      *     message names the servers, never a password, and the cause is the client's error
      */
     public static Relock create(RelockConfig config) {
-        Relock relock = new Relock(ClientRuntime.start(config));
-        if (config.releaseOnShutdown()) {
-            relock.addShutdownHook();
-        }
-        return relock;
+        Args.notNull(config, "config");
+        return of(ClientRuntime.start(config));
     }
 
     /** See {@link RelockConfig.Builder#releaseOnShutdown(boolean)}; the hook holds only the runtime. */
     private void addShutdownHook() {
-        ClientRuntime client = runtime;
+        Client client = runtime;
         Thread hook = new Thread(client::releaseAndClose, "relock-shutdown-" + client.clientId());
         shutdownHook.set(hook);
         try {
@@ -109,7 +120,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return LockTypes.REENTRANT.create(runtime, name);
+        return runtime.reentrantLock(name);
     }
 
     /**
@@ -131,7 +142,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getFairLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return LockTypes.FAIR.create(runtime, name);
+        return runtime.fairLock(name);
     }
 
     /**
@@ -149,7 +160,7 @@ public final class Relock implements AutoCloseable {
     public FencedLock getFencedLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return LockTypes.FENCED.create(runtime, name);
+        return runtime.fencedLock(name);
     }
 
     /**
@@ -168,7 +179,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getSimpleLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return LockTypes.SIMPLE.create(runtime, name);
+        return runtime.simpleLock(name);
     }
 
     /**
@@ -187,7 +198,7 @@ public final class Relock implements AutoCloseable {
     public DistributedLock getSpinLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return LockTypes.SPIN.create(runtime, name);
+        return runtime.spinLock(name);
     }
 
     /**
@@ -205,7 +216,7 @@ public final class Relock implements AutoCloseable {
     public DistributedReadWriteLock getReadWriteLock(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return LockTypes.READ_WRITE.create(runtime, name);
+        return runtime.readWriteLock(name);
     }
 
     /**
@@ -275,7 +286,7 @@ public final class Relock implements AutoCloseable {
     public LeaderElection getLeaderElection(String name) {
         Args.lockName(name);
         runtime.checkOpen();
-        return new RedisLeaderElection(runtime, name, LockTypes.FENCED.create(runtime, name));
+        return new FencedLeaderElection(runtime, name, runtime.fencedLock(name));
     }
 
     /**
@@ -351,7 +362,7 @@ public final class Relock implements AutoCloseable {
      * @throws IllegalStateException if this client is closed
      */
     public boolean forceUnlock(String name) {
-        return LockTypes.forceUnlock(runtime, name, getLockInfo(name).kind());
+        return runtime.forceUnlock(name);
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.relock;
 
-import io.relock.internal.redis.LockKeys;
+import io.relock.internal.backend.LockKeys;
 import java.util.Objects;
 
 /**

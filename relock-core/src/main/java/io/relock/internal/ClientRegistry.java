@@ -103,6 +103,11 @@ final class ClientRegistry {
         });
     }
 
+    /** This process as a client started at {@code startedAt} describes itself, without any registry. */
+    static ClientInfo thisProcess(String clientId, Instant startedAt) {
+        return new ClientInfo(clientId, THIS_HOST, THIS_PID, startedAt, THIS_VERSION);
+    }
+
     private static ClientInfo describe(String clientId, Map<String, String> entry) {
         return new ClientInfo(clientId, entry.getOrDefault(HOST, "unknown"), parse(entry.get(PID), -1),
                 Instant.ofEpochMilli(parse(entry.get(STARTED), 0)), entry.getOrDefault(VERSION, "unknown"));

@@ -3,7 +3,7 @@ package io.relock.internal;
 import io.lettuce.core.ScriptOutputType;
 import io.relock.ClientInfo;
 import io.relock.LockInfo;
-import io.relock.internal.redis.LockKeys;
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.Script;
 import io.relock.internal.support.Futures;

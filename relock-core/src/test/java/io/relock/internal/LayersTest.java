@@ -23,9 +23,9 @@ class LayersTest {
             List.of("io.relock.internal.leader..", "io.relock.internal.multi.."),
             List.of("io.relock.internal"),
             List.of("io.relock.internal.types.."),
-            List.of("io.relock.internal.engine.."),
+            List.of("io.relock.internal.engine..", "io.relock.internal.redis.."),
             List.of("io.relock.internal.lease.."),
-            List.of("io.relock.internal.redis.."),
+            List.of("io.relock.internal.backend.."),
             List.of("io.relock.internal.support.."));
 
     private static JavaClasses classes;
@@ -67,7 +67,8 @@ class LayersTest {
 
     @Test
     void theEngineDoesNotUseLettuce() {
-        noClasses().that().resideInAPackage("io.relock.internal.engine..")
+        noClasses().that().resideInAnyPackage("io.relock.internal.engine..", "io.relock.internal.lease..",
+                        "io.relock.internal.backend..")
                 .should().dependOnClassesThat().resideInAPackage("io.lettuce..")
                 .because("Redis's client is the redis layer's: scripts go through the drivers (types), the"
                         + " pub/sub connection through PubSubChannels")

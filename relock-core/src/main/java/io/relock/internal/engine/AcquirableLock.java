@@ -1,7 +1,7 @@
 package io.relock.internal.engine;
 
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.lease.WatchedLock;
-import io.relock.internal.redis.LockKeys;
 import java.util.concurrent.CompletableFuture;
 
 /**

@@ -2,11 +2,11 @@ package io.relock.internal.engine;
 
 import io.relock.RelockConnectionException;
 import io.relock.RelockReplicaSyncException;
+import io.relock.internal.backend.Budget;
+import io.relock.internal.backend.WriteGateway;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Hold;
-import io.relock.internal.redis.RedisGateway;
-import io.relock.internal.redis.WriteGateway;
 import io.relock.internal.support.Exceptions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -289,7 +289,7 @@ public final class Acquisition extends AcquisitionState {
             if (error != null) {
                 LOG.debug("cannot subscribe to the unlock channel of lock '{}' ({}); polling", lock.getName(),
                         Exceptions.unwrap(error).toString());
-                WaitPolicy.Backoff.pause(this, before, Math.min(untilExpiry, RedisGateway.MAX_RETRY_PAUSE_MILLIS));
+                WaitPolicy.Backoff.pause(this, before, Math.min(untilExpiry, Budget.MAX_RETRY_PAUSE_MILLIS));
                 return;
             }
             subscribedEpoch = runtime.gateway().connectionEpoch();

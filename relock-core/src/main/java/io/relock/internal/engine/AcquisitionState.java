@@ -2,12 +2,12 @@ package io.relock.internal.engine;
 
 import io.relock.AcquireEvent;
 import io.relock.RelockException;
+import io.relock.internal.backend.Budget;
+import io.relock.internal.backend.Grants;
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Hold;
-import io.relock.internal.redis.LockKeys;
-import io.relock.internal.redis.RedisGateway;
-import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Observers;
@@ -80,7 +80,7 @@ abstract sealed class AcquisitionState permits Acquisition {
     static final Logger LOG = LoggerFactory.getLogger(Acquisition.class);
 
     /** How long a grant lasts until its waiter claims it: what a dead next waiter costs. */
-    static final long GRANT_LEASE_MILLIS = Script.GRANT_LEASE_MILLIS;
+    static final long GRANT_LEASE_MILLIS = Grants.LEASE_MILLIS;
     /** A grant is claimed without waiting for the claim when its ticket was queued less than this long ago. */
     static final long FAST_CLAIM_WINDOW_MILLIS = GRANT_LEASE_MILLIS / 2;
     /** Past the grant lease when a waiter of another client was granted the lock, for clock drift. */
@@ -175,7 +175,7 @@ abstract sealed class AcquisitionState permits Acquisition {
      * command timeout, and not after a cancel (an interrupt) or the client's close. Its retries
      * are repeats, so a try whose reply was lost takes effect once.
      */
-    RedisGateway.Budget retryBudget() {
+    Budget retryBudget() {
         long waitDeadline = waitNanos >= Args.FOREVER_NANOS ? startNanos + Args.FOREVER_NANOS : startNanos + waitNanos;
         return runtime.budget(waitDeadline).stoppedBy(() -> cancelled);
     }

@@ -4,10 +4,10 @@ import io.netty.util.Timer;
 import io.relock.ListenerRegistration;
 import io.relock.LockListener;
 import io.relock.ReleaseEvent;
+import io.relock.internal.backend.Budget;
+import io.relock.internal.backend.WriteGateway;
 import io.relock.internal.lease.Hold;
 import io.relock.internal.lease.Watchdog;
-import io.relock.internal.redis.RedisGateway;
-import io.relock.internal.redis.WriteGateway;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Observers;
 import java.util.concurrent.CompletableFuture;
@@ -32,8 +32,11 @@ public abstract class LockClient {
 
     public abstract WriteGateway gateway();
 
-    /** See {@link RedisGateway#budget(long)}. */
-    public abstract RedisGateway.Budget budget(long waitDeadlineNanos);
+    /**
+     * The budget of a waiting call: until {@code waitDeadlineNanos}, and at least the command
+     * timeout, riding through a reconnect until then.
+     */
+    public abstract Budget budget(long waitDeadlineNanos);
 
     public abstract Timer timer();
 
@@ -56,16 +59,16 @@ public abstract class LockClient {
     /** The configured command timeout. */
     public abstract long commandTimeoutMillis();
 
-    /** See {@link RedisGateway#budget()}. */
-    public abstract RedisGateway.Budget budget();
+    /** The budget of a call that does not wait: the command timeout from now. */
+    public abstract Budget budget();
 
-    /** See {@link RedisGateway#replicaSync()}. */
+    /** Whether writes are confirmed on replicas before they count (Redis's replica sync). */
     public abstract boolean replicaSync();
 
-    /** See {@link RedisGateway#ttl(String)}. */
+    /** How long the lock under {@code key} has left in ms: -2 when free, -1 when it does not expire. */
     public abstract CompletableFuture<Long> ttl(String key);
 
-    /** See {@link RedisGateway#target()}. */
+    /** Where the back end is, for messages. */
     public abstract String target();
 
     public abstract void addListener(LockListener listener);

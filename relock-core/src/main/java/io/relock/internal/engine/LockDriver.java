@@ -1,9 +1,9 @@
 package io.relock.internal.engine;
 
+import io.relock.internal.backend.Budget;
+import io.relock.internal.backend.LockKeys;
+import io.relock.internal.backend.Renewal;
 import io.relock.internal.lease.Hold;
-import io.relock.internal.redis.LockKeys;
-import io.relock.internal.redis.RedisGateway;
-import io.relock.internal.redis.Script;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -48,10 +48,10 @@ public interface LockDriver {
      * while {@code holdsBefore} is 0 is then one its client forgot (a release a failover lost),
      * and the acquire takes it as a new hold instead of counting a re-entry on top of it.
      */
-    record Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat,
+    record Request(String field, long leaseMillis, int holdsBefore, Budget budget, boolean repeat,
             long ticket, long queuedTicket, boolean sole) {
 
-        Request(String field, long leaseMillis, int holdsBefore, RedisGateway.Budget budget, boolean repeat) {
+        Request(String field, long leaseMillis, int holdsBefore, Budget budget, boolean repeat) {
             this(field, leaseMillis, holdsBefore, budget, repeat, 0, 0, false);
         }
 
@@ -105,16 +105,20 @@ public interface LockDriver {
     /** Whether anyone holds the lock in the sense of this type (for a read-write half: in its mode). */
     CompletableFuture<Boolean> isLocked();
 
-    /** The script that renews this type's holds in batches (see {@code lock_renew.lua}). */
-    Script renewScript();
+    /** How the back end renews this type's holds in batches (on Redis: {@code lock_renew.lua}). */
+    Renewal renewal();
+
+    /** Whether a release may keep this type's last hold for a while instead ({@link #keep}). */
+    default boolean keepsMinimumHold() {
+        return false;
+    }
 
     /**
      * Keeps {@code field}'s last hold for {@code keepMillis} more instead of releasing it (a
-     * release with a minimum hold, {@code lock_keep.lua}; {@code layout} 'hash' or 'string'),
-     * announcing it so that parked waiters park until the new expiry. Completes with 1 kept, 0 no
-     * longer held, 2 force-unlocked lately.
+     * release with a minimum hold), announcing it so that parked waiters park until the new
+     * expiry. Completes with 1 kept, 0 no longer held, 2 force-unlocked lately.
      */
-    default CompletableFuture<Long> keep(String field, long keepMillis, String layout) {
+    default CompletableFuture<Long> keep(String field, long keepMillis) {
         throw new UnsupportedOperationException("a " + type() + " lock cannot be released with a minimum hold");
     }
 
@@ -160,7 +164,7 @@ public interface LockDriver {
      * whose {@link #takesTurns()} is true.
      */
     default CompletableFuture<HandedOver> handOver(String from, String to, long leaseMillis, long toTicket,
-            boolean countOthers, RedisGateway.Budget budget) {
+            boolean countOthers, Budget budget) {
         throw new UnsupportedOperationException(type() + " locks are not handed over between owners");
     }
 

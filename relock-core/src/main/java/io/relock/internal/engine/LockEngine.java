@@ -4,10 +4,9 @@ import io.relock.DistributedLock;
 import io.relock.ForceUnlockEvent;
 import io.relock.ListenerRegistration;
 import io.relock.LockListener;
+import io.relock.internal.backend.LockKeys;
+import io.relock.internal.backend.Renewal;
 import io.relock.internal.engine.LockDriver.Attempt;
-import io.relock.internal.redis.LockKeys;
-import io.relock.internal.redis.RedisGateway;
-import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Futures;
@@ -33,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * {@link LockDriver#acquire} until it holds the lock, the wait ends or the caller gives up, and
  * parks between attempts. Follow {@code unlock()}: {@link #release} makes a {@link Release}, which calls
  * {@link LockDriver#release} with the hold count the watchdog keeps, confirms the write as
- * acquires and renewals are confirmed ({@link RedisGateway#confirmWrite}), and forgets the hold
+ * acquires and renewals are confirmed ({@link io.relock.internal.backend.WriteGateway#confirmWrite}), and forgets the hold
  * when the last one is gone.
  */
 public final class LockEngine extends AcquirableLock implements DistributedLock, EngineBacked {
@@ -79,8 +78,8 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     /** The script that renews this lock type's holds in the watchdog's batches. */
     @Override
-    public Script renewScript() {
-        return driver.renewScript();
+    public Renewal renewal() {
+        return driver.renewal();
     }
 
     @Override

@@ -3,7 +3,6 @@ package io.relock.internal.engine;
 import io.relock.ReleaseEvent;
 import io.relock.RelockException;
 import io.relock.internal.lease.Hold;
-import io.relock.internal.redis.Script;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import java.time.Duration;
@@ -35,7 +34,11 @@ final class MinimumHold {
     static CompletableFuture<Void> release(LockEngine lock, long owner, long holdAtLeastNanos) {
         LockClient runtime = lock.client;
         runtime.checkOpen();
-        String layout = layout(lock);
+        if (!lock.driver().keepsMinimumHold()) {
+            // A read hold shares the key with other readers: its lease is not the lock's to set.
+            throw new UnsupportedOperationException("a " + lock.type() + " lock ('" + lock.getName()
+                    + "') cannot be released with a minimum hold; use unlock()");
+        }
         Hold hold = runtime.watchdog().get(lock, owner);
         if (hold != null && hold.writePending()) {
             // As a release: nothing about the hold overtakes the write that made it.
@@ -58,7 +61,7 @@ final class MinimumHold {
         // Forgotten first, then past the renewals in flight: none sets the longer lease again after ours.
         runtime.watchdog().forget(hold);
         return runtime.watchdog().settled()
-                .thenCompose(ignored -> lock.driver().keep(hold.field, kept, layout))
+                .thenCompose(ignored -> lock.driver().keep(hold.field, kept))
                 .handle((outcome, error) -> settle(lock, hold, kept, outcome, error));
     }
 
@@ -82,19 +85,5 @@ final class MinimumHold {
         // For observers the owner's hold ends here; Redis keeps the lock until the lease runs out.
         runtime.released(hold, ReleaseEvent.Outcome.RELEASED);
         return null;
-    }
-
-    /** How {@code lock_keep.lua} finds the owner: in a hash of counts, or as a plain lock's token. */
-    private static String layout(LockEngine lock) {
-        Script renew = lock.renewScript();
-        if (renew == Script.LOCK_RENEW) {
-            return "hash";
-        }
-        if (renew == Script.SIMPLE_RENEW) {
-            return "string";
-        }
-        // A read hold shares the key with other readers: its lease is not the lock's to set.
-        throw new UnsupportedOperationException("a " + lock.type() + " lock ('" + lock.getName()
-                + "') cannot be released with a minimum hold; use unlock()");
     }
 }

@@ -3,7 +3,6 @@ package io.relock.internal.engine;
 import io.relock.ReleaseEvent;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Hold;
-import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.support.Exceptions;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
@@ -14,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * One {@link LockEngine#release} of one hold of {@code owner}: the last hold is handed over to a
  * parked waiter of this client if its {@link Turn} has one, else the release goes through Redis
  * ({@link LockDriver#release}), is confirmed as acquires and renewals are
- * ({@link RedisGateway#confirmWrite}), and the watchdog forgets the hold once the last one is gone.
+ * ({@link io.relock.internal.backend.WriteGateway#confirmWrite}), and the watchdog forgets the hold once the last one is gone.
  */
 final class Release {
 

@@ -2,8 +2,8 @@ package io.relock.internal.engine;
 
 import io.relock.ReleaseEvent;
 import io.relock.RelockException;
+import io.relock.internal.backend.Budget;
 import io.relock.internal.lease.Hold;
-import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.support.Exceptions;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -220,7 +220,7 @@ public final class Turn {
      * waiter's hold lost too; one whose outcome stays unknown fails this release and undoes the
      * waiter's hold if it took effect.
      */
-    CompletableFuture<Void> handOver(AcquirableLock lock, Hold hold, boolean replicaSync, RedisGateway.Budget budget) {
+    CompletableFuture<Void> handOver(AcquirableLock lock, Hold hold, boolean replicaSync, Budget budget) {
         LockClient client = lock.client();
         if (!lock.driver().takesTurns() || replicaSync
                 || hold.leaseLeftMillis(client.nanoTime()) < HAND_OVER_LEASE_MARGIN_MILLIS) {

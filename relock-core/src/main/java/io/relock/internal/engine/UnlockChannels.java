@@ -1,8 +1,8 @@
 package io.relock.internal.engine;
 
 import io.netty.util.Timer;
-import io.relock.internal.redis.ChannelCommands;
-import io.relock.internal.redis.ChannelListener;
+import io.relock.internal.backend.ChannelCommands;
+import io.relock.internal.backend.ChannelListener;
 import io.relock.internal.support.Exceptions;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -48,7 +48,7 @@ public sealed interface WaitPolicy permits WaitPolicy.PubSub, WaitPolicy.Backoff
      * Capped exponential backoff with "equal jitter": at least half of each step, so contenders
      * spread out but still back off.
      */
-    static WaitPolicy backoff(Duration initial, Duration max) {
+    public static WaitPolicy backoff(Duration initial, Duration max) {
         return new Backoff(initial.toMillis(), max.toMillis());
     }
 

@@ -4,8 +4,8 @@ import io.netty.util.Timer;
 import io.relock.HeldLock;
 import io.relock.RelockException;
 import io.relock.WatchdogTickEvent;
-import io.relock.internal.redis.RenewalGateway;
-import io.relock.internal.redis.Script;
+import io.relock.internal.backend.Renewal;
+import io.relock.internal.backend.RenewalGateway;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Observers;
@@ -294,23 +294,23 @@ public final class Watchdog {
         }
         // One script call may only touch keys of one hash slot in a cluster; elsewhere every
         // key shares slot 0 and a call carries up to BATCH_SIZE of them.
-        record Group(Script script, int slot) {}
+        record Group(Renewal renewal, int slot) {}
         Map<Group, List<Hold>> groups = new java.util.HashMap<>();
         for (Hold hold : due) {
-            Group group = new Group(hold.lock.renewScript(), gateway.slotOf(hold.lock.key()));
+            Group group = new Group(hold.lock.renewal(), gateway.slotOf(hold.lock.key()));
             groups.computeIfAbsent(group, g -> new ArrayList<>()).add(hold);
         }
         List<CompletableFuture<?>> batches = new ArrayList<>();
         groups.forEach((group, holdsOfGroup) -> {
             for (int from = 0; from < holdsOfGroup.size(); from += BATCH_SIZE) {
-                batches.add(renew(group.script(),
+                batches.add(renew(group.renewal(),
                         holdsOfGroup.subList(from, Math.min(holdsOfGroup.size(), from + BATCH_SIZE)), tally));
             }
         });
         return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new));
     }
 
-    private CompletableFuture<Void> renew(Script script, List<Hold> batch, Tally tally) {
+    private CompletableFuture<Void> renew(Renewal renewal, List<Hold> batch, Tally tally) {
         String[] keys = new String[batch.size()];
         String[] args = new String[batch.size() + 1];
         args[0] = Long.toString(leaseMillis);
@@ -322,7 +322,7 @@ public final class Watchdog {
         long epoch = gateway.connectionEpoch();
         CompletableFuture<List<Object>> reply;
         try {
-            reply = gateway.renew(script, keys, args);
+            reply = gateway.renew(renewal, keys, args);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }

@@ -1,6 +1,7 @@
 package io.relock.internal.lease;
 
-import io.relock.internal.redis.Script;
+import io.relock.internal.backend.Renewal;
+
 
 /**
  * What a {@link Hold} needs of its lock to be renewed and reported: the engine in production,
@@ -20,8 +21,8 @@ public interface WatchedLock {
     /** The lock type's name (see {@code LockDriver.type()}). */
     String type();
 
-    /** The script that renews this lock type's holds. */
-    Script renewScript();
+    /** How this lock type's holds are renewed (see {@link io.relock.internal.backend.RenewalGateway}). */
+    Renewal renewal();
 
     /** A hold of this lock was found lost: this client's waiters parked behind it must not wait for it. */
     default void holdLost() {}

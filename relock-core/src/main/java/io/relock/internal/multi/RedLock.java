@@ -5,7 +5,7 @@ import io.relock.ListenerRegistration;
 import io.relock.LockListener;
 import io.relock.LockLostEvent;
 import io.relock.RelockException;
-import io.relock.internal.ClientRuntime;
+import io.relock.internal.Client;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.multi.MemberLanes.Kind;
@@ -42,10 +42,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class RedLock extends CompositeLock {
 
     private final int quorum;
-    private final ClientRuntime home;
+    private final Client home;
     private final Map<Long, Watch> watches = new ConcurrentHashMap<>();
 
-    public RedLock(ClientRuntime home, DistributedLock... locks) {
+    public RedLock(Client home, DistributedLock... locks) {
         super("redlock", locks);
         this.home = home;
         for (int i = 1; i < members.size(); i++) {

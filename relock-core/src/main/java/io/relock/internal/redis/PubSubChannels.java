@@ -5,6 +5,8 @@ import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.relock.internal.backend.ChannelCommands;
+import io.relock.internal.backend.ChannelListener;
 import java.net.SocketAddress;
 import java.util.concurrent.CompletableFuture;
 

@@ -6,13 +6,16 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.relock.RelockConfig;
+import io.relock.internal.backend.Budget;
+import io.relock.internal.backend.Renewal;
+import io.relock.internal.backend.RenewalGateway;
+import io.relock.internal.backend.WriteConfirmation;
 import io.relock.internal.support.Exceptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -38,8 +41,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedisGateway implements AutoCloseable, RenewalGateway {
 
-    /** The longest pause between two tries of a call; see {@link RetryLoop}. */
-    public static final long MAX_RETRY_PAUSE_MILLIS = RetryLoop.MAX_RETRY_PAUSE_MILLIS;
 
     /** What exists once connected: the connections, what they went through, scripts and replica sync. */
     private record Link(Connected connected, ConnectionState state, ScriptRunner scripts, ReplicaSync replicas) {}
@@ -217,27 +218,6 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
     }
 
     /**
-     * How long a call may keep trying through connection trouble, as instants of the client's
-     * clock: until {@code deadlineNanos} at most; only until {@code patientUntilNanos} once a
-     * single server refuses connections; and no longer once {@code stopped} says so (the caller
-     * gave up: an interrupt, a cancel).
-     */
-    public record Budget(long deadlineNanos, long patientUntilNanos, BooleanSupplier stopped) {
-
-        private static final BooleanSupplier NEVER = () -> false;
-
-        /** A budget that only its instants end. */
-        public Budget(long deadlineNanos, long patientUntilNanos) {
-            this(deadlineNanos, patientUntilNanos, NEVER);
-        }
-
-        /** This budget, also ended when {@code stop} says so. */
-        public Budget stoppedBy(BooleanSupplier stop) {
-            return new Budget(deadlineNanos, patientUntilNanos, stop);
-        }
-    }
-
-    /**
      * The budget of a call that does not wait: the command timeout from now. A single server
      * that refuses connections ends it at once: nothing can take its place.
      */
@@ -255,8 +235,8 @@ public final class RedisGateway implements AutoCloseable, RenewalGateway {
     }
 
     @Override
-    public CompletableFuture<List<Object>> renew(Script script, String[] keys, String[] args) {
-        return eval(script, ScriptOutputType.MULTI, keys, args);
+    public CompletableFuture<List<Object>> renew(Renewal renewal, String[] keys, String[] args) {
+        return eval((Script) renewal, ScriptOutputType.MULTI, keys, args);
     }
 
     /** Runs a script within the default {@link #budget()}; a null reply completes with null. */

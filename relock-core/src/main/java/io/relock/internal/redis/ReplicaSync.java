@@ -1,6 +1,7 @@
 package io.relock.internal.redis;
 
 import io.relock.RelockConfig;
+import io.relock.internal.backend.WriteConfirmation;
 import io.relock.internal.support.Exceptions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

@@ -5,7 +5,7 @@ import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
 import io.netty.util.Timer;
-import io.relock.internal.redis.RedisGateway.Budget;
+import io.relock.internal.backend.Budget;
 import io.relock.internal.support.Exceptions;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
 final class RetryLoop implements AutoCloseable {
 
     /** The longest pause between two tries: short, since a reconnect or a promotion is awaited. */
-    static final long MAX_RETRY_PAUSE_MILLIS = 200;
+    static final long MAX_RETRY_PAUSE_MILLIS = Budget.MAX_RETRY_PAUSE_MILLIS;
 
     private static final Logger LOG = LoggerFactory.getLogger(RetryLoop.class);
 

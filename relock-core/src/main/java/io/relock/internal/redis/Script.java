@@ -1,5 +1,7 @@
 package io.relock.internal.redis;
 
+import io.relock.internal.backend.Grants;
+import io.relock.internal.backend.Renewal;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -18,7 +20,7 @@ import java.util.HexFormat;
  * <p>Arguments to {@code redis.call} in the scripts are strings, never Lua numbers: Redis turns a
  * number into text with {@code snprintf} at every call.
  */
-public enum Script {
+public enum Script implements Renewal {
     LOCK_ACQUIRE("lock_acquire", null, Arguments.TRAILING_ZEROS_OPTIONAL),
     LOCK_RELEASE("lock_release", "grant", Arguments.TRAILING_ZEROS_OPTIONAL),
     LOCK_ROLLBACK("lock_rollback", "grant"),
@@ -64,7 +66,7 @@ public enum Script {
      * place it is written: {@code grant.lua} reads it as {@value #GRANT_LEASE_PLACEHOLDER}, put
      * in its text when the script is loaded, and the engine waits by it.
      */
-    public static final long GRANT_LEASE_MILLIS = 2000;
+    public static final long GRANT_LEASE_MILLIS = Grants.LEASE_MILLIS;
     private static final String GRANT_LEASE_PLACEHOLDER = "@GRANT_LEASE_MILLIS@";
 
     private final Arguments arguments;

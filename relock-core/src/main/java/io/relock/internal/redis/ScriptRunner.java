@@ -5,7 +5,7 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.relock.RelockException;
-import io.relock.internal.redis.RedisGateway.Budget;
+import io.relock.internal.backend.Budget;
 import io.relock.internal.support.Exceptions;
 import io.relock.internal.support.Futures;
 import java.util.Arrays;

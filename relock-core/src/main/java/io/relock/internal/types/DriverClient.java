@@ -1,8 +1,8 @@
 package io.relock.internal.types;
 
 import io.relock.RelockConfig;
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.engine.LockClient;
-import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.RedisGateway;
 
 /**

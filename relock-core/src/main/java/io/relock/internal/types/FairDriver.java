@@ -1,9 +1,9 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.engine.Turn;
 import io.relock.internal.engine.UnlockChannels;
-import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.Script;
 import java.util.concurrent.CompletableFuture;
 

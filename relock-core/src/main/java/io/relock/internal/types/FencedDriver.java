@@ -1,13 +1,13 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
-import io.relock.internal.redis.LockKeys;
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.redis.Script;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /** The reentrant layout whose acquire also increments and returns a fencing token ({@code {name}:token}). */
-final class FencedDriver extends ReentrantDriver {
+final class FencedDriver extends ReentrantDriver implements TokenDriver {
 
     private final String tokenKey;
 
@@ -33,8 +33,8 @@ final class FencedDriver extends ReentrantDriver {
         return false;
     }
 
-    /** The token of the current holder, or null when the lock is free. */
-    CompletableFuture<Long> token() {
+    @Override
+    public CompletableFuture<Long> token() {
         return runtime.gateway().eval(Script.FENCED_TOKEN, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), tokenKey});
     }

@@ -1,10 +1,10 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.UnlockChannels;
-import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.Script;
 import java.util.concurrent.CompletableFuture;
 
@@ -36,8 +36,8 @@ abstract class KeyDriver implements LockDriver {
         return type;
     }
 
-    @Override
-    public CompletableFuture<Long> keep(String field, long keepMillis, String layout) {
+    /** A {@link #keep} of a lock whose owner lives in a hash of counts ({@code 'hash'}) or as a plain token ({@code 'string'}). */
+    final CompletableFuture<Long> keepIn(String field, long keepMillis, String layout) {
         return runtime.gateway().eval(Script.LOCK_KEEP, ScriptOutputType.INTEGER,
                 new String[] {keys.key(), keys.channel()}, Long.toString(keepMillis), field, layout,
                 UnlockChannels.UNLOCK_MESSAGE);

@@ -5,10 +5,10 @@ import io.relock.DistributedReadWriteLock;
 import io.relock.FencedLock;
 import io.relock.LockInfo;
 import io.relock.RelockConfig;
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.WaitPolicy;
-import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.Script;
 import java.util.List;
 import java.util.function.BiPredicate;
@@ -78,7 +78,8 @@ public final class LockTypes {
      */
     public static final Descriptor<FencedLock> FENCED = new Descriptor<>("fenced",
             LockInfo.Kind.FENCED, LockKeys.LOCK_CHANNEL_PREFIX,
-            (runtime, keys, type) -> new FencedRedisLock(runtime, keys, new FencedDriver(runtime, keys, type)),
+            (runtime, keys, type) -> new FencedEngineLock(runtime, keys, new FencedDriver(runtime, keys, type),
+                    WaitPolicy.PUB_SUB),
             (runtime, name) -> LockTypes.REENTRANT.remover().test(runtime, name));
 
     /** A string key holding the owner's token: not reentrant. */

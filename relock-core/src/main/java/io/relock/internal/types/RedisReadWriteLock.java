@@ -3,10 +3,11 @@ package io.relock.internal.types;
 import io.lettuce.core.ScriptOutputType;
 import io.relock.DistributedLock;
 import io.relock.DistributedReadWriteLock;
+import io.relock.internal.backend.LockKeys;
+import io.relock.internal.backend.Renewal;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.engine.WaitPolicy;
-import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.Script;
 import java.util.concurrent.CompletableFuture;
 
@@ -113,7 +114,7 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         }
 
         @Override
-        public Script renewScript() {
+        public Renewal renewal() {
             return Script.RW_READ_RENEW;
         }
     }
@@ -168,8 +169,19 @@ public final class RedisReadWriteLock implements DistributedReadWriteLock {
         }
 
         @Override
-        public Script renewScript() {
+        public Renewal renewal() {
             return Script.LOCK_RENEW;
+        }
+
+        /** A writer owns the key alone: its last hold may be kept as a reentrant lock's is. */
+        @Override
+        public boolean keepsMinimumHold() {
+            return true;
+        }
+
+        @Override
+        public CompletableFuture<Long> keep(String field, long keepMillis) {
+            return keepIn(field, keepMillis, "hash");
         }
     }
 }

@@ -1,11 +1,12 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
+import io.relock.internal.backend.Budget;
+import io.relock.internal.backend.LockKeys;
+import io.relock.internal.backend.Renewal;
 import io.relock.internal.engine.LockDriver.HandedOver;
 import io.relock.internal.engine.Turn;
 import io.relock.internal.engine.UnlockChannels;
-import io.relock.internal.redis.LockKeys;
-import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.Script;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -45,7 +46,7 @@ public class ReentrantDriver extends KeyDriver {
 
     @Override
     public CompletableFuture<HandedOver> handOver(String from, String to, long leaseMillis, long toTicket,
-            boolean countOthers, RedisGateway.Budget budget) {
+            boolean countOthers, Budget budget) {
         return runtime.gateway().<List<Object>>eval(Script.LOCK_HAND_OVER, ScriptOutputType.MULTI, budget, false,
                 new String[] {keys.key(), queue, keys.channel()}, from, to, Long.toString(leaseMillis),
                 Long.toString(toTicket), countOthers ? "1" : "0").thenApply(HandedOver::of);
@@ -89,7 +90,17 @@ public class ReentrantDriver extends KeyDriver {
     }
 
     @Override
-    public Script renewScript() {
+    public Renewal renewal() {
         return Script.LOCK_RENEW;
+    }
+
+    @Override
+    public boolean keepsMinimumHold() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<Long> keep(String field, long keepMillis) {
+        return keepIn(field, keepMillis, "hash");
     }
 }

@@ -1,8 +1,9 @@
 package io.relock.internal.types;
 
 import io.lettuce.core.ScriptOutputType;
+import io.relock.internal.backend.LockKeys;
+import io.relock.internal.backend.Renewal;
 import io.relock.internal.engine.UnlockChannels;
-import io.relock.internal.redis.LockKeys;
 import io.relock.internal.redis.Script;
 import java.util.concurrent.CompletableFuture;
 
@@ -57,7 +58,17 @@ final class SimpleDriver extends KeyDriver {
     }
 
     @Override
-    public Script renewScript() {
+    public Renewal renewal() {
         return Script.SIMPLE_RENEW;
+    }
+
+    @Override
+    public boolean keepsMinimumHold() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<Long> keep(String field, long keepMillis) {
+        return keepIn(field, keepMillis, "string");
     }
 }

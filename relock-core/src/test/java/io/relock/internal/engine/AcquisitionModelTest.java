@@ -3,9 +3,9 @@ package io.relock.internal.engine;
 import static io.relock.internal.engine.ModelScenarios.scenario;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.relock.internal.backend.WriteConfirmation;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
-import io.relock.internal.redis.WriteConfirmation;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

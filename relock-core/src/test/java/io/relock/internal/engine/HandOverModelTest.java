@@ -2,11 +2,11 @@ package io.relock.internal.engine;
 
 import static io.relock.internal.engine.ModelScenarios.scenario;
 
+import io.relock.internal.backend.Budget;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.HandedOver;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Hold;
-import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.support.Args;
 import java.util.ArrayDeque;
 import java.util.LinkedHashSet;
@@ -129,7 +129,7 @@ class HandOverModelTest {
              */
             @Override
             public CompletableFuture<HandedOver> handOver(String from, String to, long leaseMillis, long toTicket,
-                    boolean countOthers, RedisGateway.Budget budget) {
+                    boolean countOthers, Budget budget) {
                 synchronized (Race.this) {
                     wonAfterInterrupt |= releaseAfterInterrupt;
                 }

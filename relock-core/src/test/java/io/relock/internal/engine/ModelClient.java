@@ -4,15 +4,16 @@ import io.netty.util.Timer;
 import io.relock.AcquireEvent;
 import io.relock.LockListener;
 import io.relock.LockObserver;
+import io.relock.internal.backend.Budget;
+import io.relock.internal.backend.ChannelCommands;
+import io.relock.internal.backend.LockKeys;
+import io.relock.internal.backend.Renewal;
+import io.relock.internal.backend.WriteConfirmation;
+import io.relock.internal.backend.WriteGateway;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.lease.WatchdogTest;
-import io.relock.internal.redis.LockKeys;
-import io.relock.internal.redis.ChannelCommands;
-import io.relock.internal.redis.RedisGateway;
 import io.relock.internal.redis.Script;
-import io.relock.internal.redis.WriteConfirmation;
-import io.relock.internal.redis.WriteGateway;
 import io.relock.internal.support.Observers;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,8 +124,8 @@ public final class ModelClient extends LockClient {
     }
 
     @Override
-    public RedisGateway.Budget budget(long waitDeadlineNanos) {
-        return new RedisGateway.Budget(waitDeadlineNanos, waitDeadlineNanos);
+    public Budget budget(long waitDeadlineNanos) {
+        return new Budget(waitDeadlineNanos, waitDeadlineNanos);
     }
 
     @Override
@@ -180,7 +181,7 @@ public final class ModelClient extends LockClient {
     }
 
     @Override
-    public RedisGateway.Budget budget() {
+    public Budget budget() {
         return budget(nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis()));
     }
 
@@ -238,7 +239,7 @@ public final class ModelClient extends LockClient {
         }
 
         @Override
-        public Script renewScript() {
+        public Renewal renewal() {
             return Script.LOCK_RENEW;
         }
     }

@@ -4,14 +4,14 @@ import static io.relock.internal.engine.ModelScenarios.scenario;
 
 import io.relock.HeldLock;
 import io.relock.LockObserver;
+import io.relock.internal.backend.Renewal;
+import io.relock.internal.backend.RenewalGateway;
+import io.relock.internal.backend.WriteConfirmation;
 import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.ManualTimer;
 import io.relock.internal.engine.ModelClient;
-import io.relock.internal.redis.RenewalGateway;
-import io.relock.internal.redis.Script;
-import io.relock.internal.redis.WriteConfirmation;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Observers;
 import java.util.ArrayDeque;
@@ -107,7 +107,7 @@ class WatchdogModelTest {
                 }
 
                 @Override
-                public CompletableFuture<List<Object>> renew(Script script, String[] keys, String[] args) {
+                public CompletableFuture<List<Object>> renew(Renewal script, String[] keys, String[] args) {
                     Pending call = new Pending(List.of(args).subList(1, args.length), new CompletableFuture<>());
                     synchronized (pending) {
                         pending.addLast(call);

@@ -8,10 +8,11 @@ import io.relock.LockObserver;
 import io.relock.RelockConnectionException;
 import io.relock.RelockException;
 import io.relock.WatchdogTickEvent;
+import io.relock.internal.backend.Renewal;
+import io.relock.internal.backend.RenewalGateway;
+import io.relock.internal.backend.WriteConfirmation;
 import io.relock.internal.engine.ManualTimer;
-import io.relock.internal.redis.RenewalGateway;
 import io.relock.internal.redis.Script;
-import io.relock.internal.redis.WriteConfirmation;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Observers;
 import java.util.ArrayList;
@@ -57,7 +58,7 @@ public class WatchdogTest {
     private record Loss(Hold hold, Throwable cause) {}
 
     /** A lock as a hold sees it; the key is the name, so tests can route keys to slots by name. */
-    record StubLock(String name, Script renewScript) implements WatchedLock {
+    record StubLock(String name, Renewal renewal) implements WatchedLock {
 
         StubLock(String name) {
             this(name, Script.LOCK_RENEW);
@@ -91,7 +92,7 @@ public class WatchdogTest {
     public static final class FakeRenewals implements RenewalGateway {
 
         /** One renew script call: its keys and fields, and the reply the test completes. */
-        record Call(Script script, List<String> keys, List<String> args, CompletableFuture<List<Object>> reply) {
+        record Call(Renewal script, List<String> keys, List<String> args, CompletableFuture<List<Object>> reply) {
 
             /** Answers each key in order: 1 renewed, 0 gone. */
             void answer(long... perKey) {
@@ -127,7 +128,7 @@ public class WatchdogTest {
         }
 
         @Override
-        public CompletableFuture<List<Object>> renew(Script script, String[] keys, String[] args) {
+        public CompletableFuture<List<Object>> renew(Renewal script, String[] keys, String[] args) {
             Call call = new Call(script, List.of(keys), List.of(args), new CompletableFuture<>());
             calls.add(call);
             return call.reply();

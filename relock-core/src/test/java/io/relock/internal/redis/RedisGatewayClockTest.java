@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.relock.RelockConfig;
 import io.relock.internal.ClientRuntime;
-import io.relock.internal.redis.RedisGateway.Budget;
+import io.relock.internal.backend.Budget;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;

@@ -1,7 +1,7 @@
-package io.relock.internal.redis;
+package io.relock.internal.backend;
 
 /**
- * Whether a write of a lock script survives a failover: what {@link RedisGateway#confirmWrite}
+ * Whether a write of a lock script survives a failover: what {@code confirmWrite} of the {@link WriteGateway}
  * answers after an acquire, a renewal or a release. All three take this one path and differ
  * only in what they do with the answer.
  *

@@ -1,4 +1,4 @@
-package io.relock.internal.redis;
+package io.relock.internal.backend;
 
 /** What hears the pub/sub connection ({@link PubSubChannels#listen}). */
 public interface ChannelListener {

@@ -10,7 +10,7 @@ import io.relock.LeadershipListener;
 import io.relock.LockInfo;
 import io.relock.LockListener;
 import io.relock.LockLostEvent;
-import io.relock.internal.ClientRuntime;
+import io.relock.internal.Client;
 import io.relock.internal.support.OwnerIds;
 import java.time.Instant;
 import java.util.Objects;
@@ -28,13 +28,13 @@ import org.slf4j.LoggerFactory;
  * one. State changes under this object's monitor; every campaign step and every listener call
  * runs on one {@link SerialExecutor}, so listeners hear of terms in order.
  */
-public final class RedisLeaderElection implements LeaderElection, ClientRuntime.Closing {
+public final class FencedLeaderElection implements LeaderElection, Client.Closing {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RedisLeaderElection.class);
+    private static final Logger LOG = LoggerFactory.getLogger(FencedLeaderElection.class);
     /** Pause before another attempt after Redis failed one: a refused connection fails at once. */
     private static final long RETRY_DELAY_MILLIS = 100;
 
-    private final ClientRuntime runtime;
+    private final Client runtime;
     private final String name;
     private final FencedLock lock;
     private final ScheduledExecutorService workers;
@@ -64,7 +64,7 @@ public final class RedisLeaderElection implements LeaderElection, ClientRuntime.
     }
 
     /** An election named {@code name} on {@code lock}, the fenced lock of that name on {@code runtime}. */
-    public RedisLeaderElection(ClientRuntime runtime, String name, FencedLock lock) {
+    public FencedLeaderElection(Client runtime, String name, FencedLock lock) {
         this.runtime = runtime;
         this.name = name;
         this.lock = lock;

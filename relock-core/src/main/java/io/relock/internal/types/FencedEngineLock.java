@@ -3,11 +3,12 @@ package io.relock.internal.types;
 import io.relock.FencedLock;
 import io.relock.ListenerRegistration;
 import io.relock.LockListener;
+import io.relock.internal.backend.LockKeys;
 import io.relock.internal.engine.EngineBacked;
+import io.relock.internal.engine.LockClient;
 import io.relock.internal.engine.LockDriver;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.WaitPolicy;
-import io.relock.internal.redis.LockKeys;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Futures;
 import java.util.concurrent.CompletionStage;
@@ -15,17 +16,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
 /**
- * A fenced lock: the engine over {@link FencedDriver}, plus the calls that hand out the token.
+ * A fenced lock: the engine over a {@link TokenDriver} (on Redis {@link FencedDriver}), plus the
+ * calls that hand out the token.
  * Every {@link io.relock.DistributedLock} method is the engine's.
  */
-public final class FencedRedisLock implements FencedLock, EngineBacked {
+public final class FencedEngineLock implements FencedLock, EngineBacked {
 
     private final LockEngine engine;
-    private final FencedDriver driver;
+    private final TokenDriver driver;
 
-    FencedRedisLock(DriverClient runtime, LockKeys keys, FencedDriver driver) {
+    /** A fenced lock named by {@code keys} on {@code client}, whose waiters wait as {@code wait} says. */
+    public FencedEngineLock(LockClient client, LockKeys keys, TokenDriver driver, WaitPolicy wait) {
         this.driver = driver;
-        this.engine = new LockEngine(runtime, keys, driver, WaitPolicy.PUB_SUB);
+        this.engine = new LockEngine(client, keys, driver, wait);
     }
 
     @Override
@@ -65,7 +68,7 @@ public final class FencedRedisLock implements FencedLock, EngineBacked {
             long ownerId) {
         long lease = Args.leaseMillis(leaseTime, unit);
         return engine.acquireCancellable(ownerId, Args.waitNanos(waitTime, unit), lease,
-                FencedRedisLock::tokenOf);
+                FencedEngineLock::tokenOf);
     }
 
     private static Long tokenOf(LockDriver.Attempt attempt) {

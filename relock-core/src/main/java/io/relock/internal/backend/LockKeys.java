@@ -1,4 +1,4 @@
-package io.relock.internal.redis;
+package io.relock.internal.backend;
 
 import io.relock.internal.support.Args;
 
@@ -23,7 +23,7 @@ public record LockKeys(String name, String key, String channel) {
      * reaches, announcing on channels named {@code channelPrefix}; checks the name, and refuses
      * one whose channel would fall into another Cluster slot.
      */
-    public static LockKeys of(String keyPrefix, RedisGateway gateway, String name, String channelPrefix) {
+    public static LockKeys of(String keyPrefix, RenewalGateway gateway, String name, String channelPrefix) {
         Args.lockName(name);
         String key = keyPrefix + name;
         String channel = channelPrefix + ":" + hashTagged(key);

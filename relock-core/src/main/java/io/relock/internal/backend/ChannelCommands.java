@@ -1,4 +1,4 @@
-package io.relock.internal.redis;
+package io.relock.internal.backend;
 
 import java.util.concurrent.CompletableFuture;
 
