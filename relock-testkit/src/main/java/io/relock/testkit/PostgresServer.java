@@ -1,4 +1,4 @@
-package io.relock.spring.boot;
+package io.relock.testkit;
 
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -57,7 +57,7 @@ import io.zonky.test.db.postgres.embedded.DefaultPostgresBinaryResolver;
  * <p>Nothing here uses a PostgreSQL installed on the machine, nor the default port: the server
  * listens on a free port of 127.0.0.1 only, with no Unix socket.
  */
-final class PostgresServer implements AutoCloseable {
+public final class PostgresServer implements AutoCloseable {
 
     private static final String HOST = "127.0.0.1";
     private static final String SUPERUSER = "postgres";
@@ -74,12 +74,14 @@ final class PostgresServer implements AutoCloseable {
     private static final int PORT_ATTEMPTS = 3;
 
     private final Path directory;
-    private final Process postmaster;
+    private final boolean root;
+    private volatile Process postmaster;
     private final int port;
     private final Thread shutdownHook;
     private final AtomicInteger databases = new AtomicInteger();
 
-    private PostgresServer(Path directory, Process postmaster, int port) {
+    private PostgresServer(Path directory, Process postmaster, int port, boolean root) {
+        this.root = root;
         this.directory = directory;
         this.postmaster = postmaster;
         this.port = port;
@@ -94,7 +96,7 @@ final class PostgresServer implements AutoCloseable {
      * @return the running server
      * @throws IllegalStateException if it could not be started (the message has the server's log)
      */
-    static PostgresServer start() {
+    public static PostgresServer launch() {
         Path directory;
         try {
             directory = Files.createTempDirectory("relock-postgres-");
@@ -115,11 +117,11 @@ final class PostgresServer implements AutoCloseable {
             run(command(root, directory, "initdb", "-D", data.toString(), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
                     "--no-locale", "--no-sync"), directory.resolve("initdb.log"), INITDB_TIMEOUT);
             for (int attempt = 1; ; attempt++) {
-                int port = freePort();
+                int port = DatabaseFiles.freePort(HOST);
                 Process postmaster = startPostmaster(root, directory, data, port);
                 String failure = awaitReady(postmaster, port, directory.resolve("postgres.log"));
                 if (failure == null) {
-                    return new PostgresServer(directory, postmaster, port);
+                    return new PostgresServer(directory, postmaster, port, root);
                 }
                 stop(postmaster, port);
                 boolean portTaken = failure.contains("could not bind") || failure.contains("Address already in use");
@@ -130,7 +132,7 @@ final class PostgresServer implements AutoCloseable {
             }
         } catch (IOException | RuntimeException e) {
             try {
-                delete(directory);
+                DatabaseFiles.delete(directory);
             } catch (RuntimeException suppressed) {
                 e.addSuppressed(suppressed);
             }
@@ -146,7 +148,7 @@ final class PostgresServer implements AutoCloseable {
      *
      * @return its JDBC URL, with the user in it (the cluster trusts local connections)
      */
-    String createDatabase() {
+    public String createDatabase() {
         String name = "test_" + databases.incrementAndGet();
         try (Connection connection = DriverManager.getConnection(jdbcUrl("postgres"));
                 Statement statement = connection.createStatement()) {
@@ -174,11 +176,55 @@ final class PostgresServer implements AutoCloseable {
             // The hook is running or about to: it stops the server itself.
         }
         stop();
-        delete(directory);
+        DatabaseFiles.delete(directory);
     }
 
     private void stop() {
         stop(postmaster, port);
+    }
+
+    /**
+     * Stops the server as an operator's fast shutdown does (open sessions end) and starts it again
+     * on the same port and data: what a restart keeps is what was committed.
+     *
+     * @throws IllegalStateException if it does not come back
+     */
+    public synchronized void restart() {
+        stop(postmaster, port);
+        start();
+    }
+
+    /** Stops the server, keeping its data; {@link #start()} brings it back on the same port. */
+    public synchronized void stopServer() {
+        stop(postmaster, port);
+    }
+
+    /**
+     * Starts a server stopped by {@link #stopServer()} again.
+     *
+     * @throws IllegalStateException if it does not come back
+     */
+    public synchronized void start() {
+        try {
+            Process started = startPostmaster(root, directory, directory.resolve("data"), port);
+            String failure = awaitReady(started, port, directory.resolve("postgres.log"));
+            if (failure != null) {
+                stop(started, port);
+                throw new IllegalStateException("PostgreSQL did not start again on port " + port + ": " + failure);
+            }
+            postmaster = started;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The server's port.
+     *
+     * @return its port on 127.0.0.1
+     */
+    public int port() {
+        return port;
     }
 
     /**
@@ -222,7 +268,7 @@ final class PostgresServer implements AutoCloseable {
         SQLException last = null;
         while (System.nanoTime() < deadline) {
             if (!postmaster.isAlive()) {
-                return "postgres exited with " + postmaster.exitValue() + "; log:\n" + tail(log);
+                return "postgres exited with " + postmaster.exitValue() + "; log:\n" + DatabaseFiles.tail(log);
             }
             try (Connection connection = DriverManager.getConnection(jdbcUrl(port, "postgres"))) {
                 if (connection.isValid(5)) {
@@ -238,7 +284,7 @@ final class PostgresServer implements AutoCloseable {
                 return "interrupted while waiting for postgres";
             }
         }
-        return "no session within " + STARTUP_TIMEOUT + " (last: " + last + "); log:\n" + tail(log);
+        return "no session within " + STARTUP_TIMEOUT + " (last: " + last + "); log:\n" + DatabaseFiles.tail(log);
     }
 
     private static List<String> command(boolean root, Path directory, String program, String... arguments) {
@@ -272,7 +318,7 @@ final class PostgresServer implements AutoCloseable {
         try {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly().waitFor(SHUTDOWN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-                throw new IllegalStateException(command + " did not finish within " + timeout + "; log:\n" + tail(log));
+                throw new IllegalStateException(command + " did not finish within " + timeout + "; log:\n" + DatabaseFiles.tail(log));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -280,7 +326,7 @@ final class PostgresServer implements AutoCloseable {
             throw new IllegalStateException("interrupted while running " + command, e);
         }
         if (process.exitValue() != 0) {
-            throw new IllegalStateException(command + " failed with " + process.exitValue() + "; log:\n" + tail(log));
+            throw new IllegalStateException(command + " failed with " + process.exitValue() + "; log:\n" + DatabaseFiles.tail(log));
         }
     }
 
@@ -360,47 +406,5 @@ final class PostgresServer implements AutoCloseable {
             }
         }
         return permissions;
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return socket.getLocalPort();
-        }
-    }
-
-    private static String tail(Path log) {
-        try {
-            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-        } catch (NoSuchFileException e) {
-            return "(no log)";
-        } catch (IOException e) {
-            return "(log unreadable: " + e + ")";
-        }
-    }
-
-    private static void delete(Path directory) {
-        try {
-            Files.walkFileTree(directory, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
-                    Files.delete(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path each, IOException failure) throws IOException {
-                    if (failure != null) {
-                        throw failure;
-                    }
-                    Files.delete(each);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (NoSuchFileException e) {
-            // Already gone.
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not delete " + directory, e);
-        }
     }
 }

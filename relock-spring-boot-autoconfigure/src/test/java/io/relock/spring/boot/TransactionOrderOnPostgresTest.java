@@ -1,5 +1,6 @@
 package io.relock.spring.boot;
 
+import io.relock.testkit.PostgresServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -13,7 +14,7 @@ class TransactionOrderOnPostgresTest extends TransactionOrderTest {
 
     @BeforeAll
     static void startPostgres() {
-        postgres = PostgresServer.start();
+        postgres = PostgresServer.launch();
     }
 
     @AfterAll
