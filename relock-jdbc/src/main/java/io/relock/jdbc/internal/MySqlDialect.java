@@ -1,0 +1,244 @@
+package io.relock.jdbc.internal;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashSet;
+import java.util.Set;
+
+/**
+ * MySQL 8+ and MariaDB 10.11+. Times are UTC by the database's clock ({@code UTC_TIMESTAMP(6)})
+ * in {@code DATETIME(6)}, so neither the session's time zone nor DST moves a lease. There is no
+ * {@code RETURNING} on an upsert: an acquire is the upsert, which notes in a session variable
+ * whether it took the lock, and a read of the row on the same connection: two round trips. A
+ * release is one statement when the client's count is right. There is no notification either:
+ * waiters poll with capped backoff (see {@code JdbcClient}).
+ */
+final class MySqlDialect extends Dialect {
+
+    private static final String NOW = "UTC_TIMESTAMP(6)";
+    private static final String MINE = "owner = VALUES(owner) AND expires_at > " + NOW + " AND ?";
+
+    /**
+     * The columns are assigned left to right, each seeing the ones before it: the token, the
+     * count and the expiry are decided while {@code owner} is still the old one.
+     */
+    private static final String ACQUIRE = "INSERT INTO %1$s (name, owner, holds, token, expires_at)"
+            + " VALUES (?, ?, 1, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', " + NOW + ") + 0 * (@relock_got := 1),"
+            + " " + NOW + " + INTERVAL ? * 1000 MICROSECOND)"
+            + " ON DUPLICATE KEY UPDATE"
+            + " token = IF((@relock_got := (owner IS NULL OR expires_at <= " + NOW + " OR (owner = VALUES(owner) AND ?))),"
+            + " IF(" + MINE + ", token, GREATEST(token + 1, VALUES(token))), token),"
+            + " holds = IF(@relock_got, IF(" + MINE + ", holds + 1, 1), holds),"
+            + " expires_at = IF(@relock_got, IF(" + MINE + ", GREATEST(expires_at, VALUES(expires_at)),"
+            + " VALUES(expires_at)), expires_at),"
+            + " owner = IF(@relock_got, VALUES(owner), owner)";
+
+    private static final String ACQUIRED = "SELECT @relock_got, owner, token,"
+            + " CEIL(TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) / 1000) FROM %1$s WHERE name = ?";
+
+    private static final String RELEASE_LAST = "UPDATE %1$s SET holds = 0, owner = NULL, expires_at = " + NOW
+            + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > " + NOW;
+
+    private static final String RELEASE_ONE = "UPDATE %1$s SET holds = holds - 1"
+            + " WHERE name = ? AND owner = ? AND holds > 1 AND expires_at > " + NOW;
+
+    /** {@code holds} is assigned first: the two after it read only the parameter. */
+    private static final String ROLLBACK = "UPDATE %1$s SET holds = ?, owner = IF(? > 0, owner, NULL),"
+            + " expires_at = IF(? > 0, expires_at, " + NOW + ")"
+            + " WHERE name = ? AND owner = ? AND holds > ? AND expires_at > " + NOW;
+
+    private static final String KEEP = "UPDATE %1$s SET expires_at = " + NOW + " + INTERVAL ? * 1000 MICROSECOND"
+            + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > " + NOW;
+
+    private static final String FORCE_RELEASE = "UPDATE %1$s SET holds = 0, owner = NULL, expires_at = " + NOW
+            + " WHERE name = ? AND owner IS NOT NULL AND expires_at > " + NOW;
+
+    private static final String RENEW = "UPDATE %1$s SET expires_at = " + NOW + " + INTERVAL ? * 1000 MICROSECOND"
+            + " WHERE (name, owner) IN (%2$s) AND expires_at > " + NOW;
+
+    private static final String LIVE = "SELECT name, owner FROM %1$s WHERE (name, owner) IN (%2$s) AND expires_at > " + NOW;
+
+    private static final String SWEEP = "DELETE FROM %1$s WHERE expires_at < " + NOW
+            + " - INTERVAL ? * 1000 MICROSECOND LIMIT 10000";
+
+    private static final String READ = "SELECT owner, holds, token,"
+            + " GREATEST(1, CEIL(TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) / 1000))"
+            + " FROM %1$s WHERE name = ? AND owner IS NOT NULL AND expires_at > " + NOW;
+
+    private final String acquire;
+    private final String acquired;
+    private final String releaseLast;
+    private final String releaseOne;
+    private final String rollback;
+    private final String keep;
+    private final String forceRelease;
+    private final String sweep;
+    private final String read;
+
+    MySqlDialect(String table) {
+        super(table);
+        this.acquire = sql(ACQUIRE);
+        this.acquired = sql(ACQUIRED);
+        this.releaseLast = sql(RELEASE_LAST);
+        this.releaseOne = sql(RELEASE_ONE);
+        this.rollback = sql(ROLLBACK);
+        this.keep = sql(KEEP);
+        this.forceRelease = sql(FORCE_RELEASE);
+        this.sweep = sql(SWEEP);
+        this.read = sql(READ);
+    }
+
+    @Override
+    public String product() {
+        return "MySQL/MariaDB";
+    }
+
+    @Override
+    String schemaResource() {
+        return "schema-mysql.sql";
+    }
+
+    @Override
+    public boolean notifies() {
+        return false;
+    }
+
+    @Override
+    public Acquired acquire(Connection c, String name, String owner, long leaseMillis, boolean reentrant,
+            boolean countReentry) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(acquire)) {
+            s.setString(1, name);
+            s.setString(2, owner);
+            s.setLong(3, leaseMillis);
+            s.setBoolean(4, reentrant);
+            s.setBoolean(5, countReentry);
+            s.setBoolean(6, countReentry);
+            s.setBoolean(7, countReentry);
+            s.executeUpdate();
+        }
+        try (PreparedStatement s = c.prepareStatement(acquired)) {
+            s.setString(1, name);
+            try (ResultSet r = s.executeQuery()) {
+                if (!r.next()) {
+                    // A sweep deleted the free row in between: nobody holds it, so try again soon.
+                    return new Acquired(false, 0, null, 1);
+                }
+                if (r.getInt(1) == 1) {
+                    return new Acquired(true, r.getLong(3), null, 0);
+                }
+                return new Acquired(false, 0, r.getString(2), Math.max(1, r.getLong(4)));
+            }
+        }
+    }
+
+    @Override
+    public Long release(Connection c, String name, String owner, int holdsBefore) throws SQLException {
+        // The client's count decides which statement goes first; the other only when it was wrong.
+        if (holdsBefore > 1) {
+            if (update(c, releaseOne, name, owner) > 0) {
+                return 0L;
+            }
+            return update(c, releaseLast, name, owner) > 0 ? 1L : null;
+        }
+        if (update(c, releaseLast, name, owner) > 0) {
+            return 1L;
+        }
+        return update(c, releaseOne, name, owner) > 0 ? 0L : null;
+    }
+
+    private static int update(Connection c, String sql, String name, String owner) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, name);
+            s.setString(2, owner);
+            return s.executeUpdate();
+        }
+    }
+
+    @Override
+    public long rollback(Connection c, String name, String owner, int countBefore) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(rollback)) {
+            s.setInt(1, countBefore);
+            s.setInt(2, countBefore);
+            s.setInt(3, countBefore);
+            s.setString(4, name);
+            s.setString(5, owner);
+            s.setInt(6, countBefore);
+            return s.executeUpdate() > 0 ? 1 : 0;
+        }
+    }
+
+    @Override
+    public long keep(Connection c, String name, String owner, long keepMillis) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(keep)) {
+            s.setLong(1, keepMillis);
+            s.setString(2, name);
+            s.setString(3, owner);
+            return s.executeUpdate() > 0 ? 1 : 0;
+        }
+    }
+
+    @Override
+    public long forceRelease(Connection c, String name) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(forceRelease)) {
+            s.setString(1, name);
+            return s.executeUpdate() > 0 ? 1 : 0;
+        }
+    }
+
+    @Override
+    public boolean[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException {
+        String pairs = String.join(", ", java.util.Collections.nCopies(names.length, "(?, ?)"));
+        int renewed;
+        try (PreparedStatement s = c.prepareStatement(String.format(RENEW, table, pairs))) {
+            s.setLong(1, leaseMillis);
+            bindPairs(s, 2, names, owners);
+            renewed = s.executeUpdate();
+        }
+        boolean[] result = new boolean[names.length];
+        if (renewed == names.length) {
+            java.util.Arrays.fill(result, true);
+            return result;
+        }
+        // Some were gone: which ones, read on (those renewed just now are live, the others are not).
+        Set<String> live = new HashSet<>();
+        try (PreparedStatement s = c.prepareStatement(String.format(LIVE, table, pairs))) {
+            bindPairs(s, 1, names, owners);
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    live.add(r.getString(1) + '\n' + r.getString(2));
+                }
+            }
+        }
+        for (int i = 0; i < names.length; i++) {
+            result[i] = live.contains(names[i] + '\n' + owners[i]);
+        }
+        return result;
+    }
+
+    private static void bindPairs(PreparedStatement s, int first, String[] names, String[] owners) throws SQLException {
+        for (int i = 0; i < names.length; i++) {
+            s.setString(first + 2 * i, names[i]);
+            s.setString(first + 2 * i + 1, owners[i]);
+        }
+    }
+
+    @Override
+    public int sweep(Connection c, long retentionMillis) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sweep)) {
+            s.setLong(1, retentionMillis);
+            return s.executeUpdate();
+        }
+    }
+
+    @Override
+    public Row read(Connection c, String name) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(read)) {
+            s.setString(1, name);
+            try (ResultSet r = s.executeQuery()) {
+                return r.next() ? new Row(r.getString(1), r.getInt(2), r.getLong(3), r.getLong(4)) : null;
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package io.relock.jdbc.internal;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * PostgreSQL 15+: every operation is one statement. Expiry is judged by {@code clock_timestamp()}
+ * (the time the row is looked at, not the transaction's start), and a release that frees a lock
+ * announces it with {@code pg_notify} on the table's channel, the lock's name as payload,
+ * delivered when the statement commits.
+ */
+final class PostgresDialect extends Dialect {
+
+    /** Live: held, and its lease not over by the database's clock now. */
+    private static final String MINE = "l.owner = excluded.owner AND l.expires_at > clock_timestamp() AND ?";
+
+    private static final String ACQUIRE = "WITH up AS ("
+            + " INSERT INTO %1$s AS l (name, owner, holds, token, expires_at)"
+            + " VALUES (?, ?, 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint,"
+            + " clock_timestamp() + ? * interval '1 millisecond')"
+            + " ON CONFLICT (name) DO UPDATE SET"
+            + " holds = CASE WHEN " + MINE + " THEN l.holds + 1 ELSE 1 END,"
+            + " token = CASE WHEN " + MINE + " THEN l.token ELSE GREATEST(l.token + 1, excluded.token) END,"
+            + " expires_at = CASE WHEN " + MINE + " THEN GREATEST(l.expires_at, excluded.expires_at)"
+            + " ELSE excluded.expires_at END,"
+            + " owner = excluded.owner"
+            + " WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp() OR (l.owner = excluded.owner AND ?)"
+            + " RETURNING l.token)"
+            + " SELECT token, NULL AS holder, 0::bigint AS ttl FROM up"
+            + " UNION ALL"
+            + " SELECT 0, owner, GREATEST(1, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint"
+            + " FROM %1$s WHERE name = ? AND NOT EXISTS (SELECT 1 FROM up)";
+
+    /** Announces a freed lock, in the statement that freed it (the notification goes out at commit). */
+    private static final String NOTIFY_FREED = " SELECT r.holds FROM r"
+            + " LEFT JOIN LATERAL (SELECT pg_notify(?, r.name) WHERE r.holds = 0) n ON true";
+
+    private static final String RELEASE = "WITH r AS ("
+            + " UPDATE %1$s SET holds = holds - 1, owner = CASE WHEN holds > 1 THEN owner END,"
+            + " expires_at = CASE WHEN holds > 1 THEN expires_at ELSE clock_timestamp() END"
+            + " WHERE name = ? AND owner = ? AND expires_at > clock_timestamp()"
+            + " RETURNING holds, name)" + NOTIFY_FREED;
+
+    private static final String ROLLBACK = "WITH r AS ("
+            + " UPDATE %1$s SET holds = ?, owner = CASE WHEN ? > 0 THEN owner END,"
+            + " expires_at = CASE WHEN ? > 0 THEN expires_at ELSE clock_timestamp() END"
+            + " WHERE name = ? AND owner = ? AND holds > ? AND expires_at > clock_timestamp()"
+            + " RETURNING holds, name)" + NOTIFY_FREED;
+
+    private static final String FORCE_RELEASE = "WITH r AS ("
+            + " UPDATE %1$s SET holds = 0, owner = NULL, expires_at = clock_timestamp()"
+            + " WHERE name = ? AND owner IS NOT NULL AND expires_at > clock_timestamp()"
+            + " RETURNING holds, name)" + NOTIFY_FREED;
+
+    /** Announced too: waiters parked until the old expiry ask again and learn the new one. */
+    private static final String KEEP = "WITH r AS ("
+            + " UPDATE %1$s SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
+            + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > clock_timestamp()"
+            + " RETURNING 0 AS holds, name)" + NOTIFY_FREED;
+
+    private static final String RENEW = "UPDATE %1$s t SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
+            + " FROM unnest(?::varchar[], ?::varchar[]) AS h(name, owner)"
+            + " WHERE t.name = h.name AND t.owner = h.owner AND t.expires_at > clock_timestamp()"
+            + " RETURNING t.name, t.owner";
+
+    private static final String SWEEP = "DELETE FROM %1$s WHERE expires_at < clock_timestamp() - ? * interval '1 millisecond'";
+
+    private static final String READ = "SELECT owner, holds, token,"
+            + " GREATEST(1, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint"
+            + " FROM %1$s WHERE name = ? AND owner IS NOT NULL AND expires_at > clock_timestamp()";
+
+    private final String acquire;
+    private final String release;
+    private final String rollback;
+    private final String forceRelease;
+    private final String keep;
+    private final String renew;
+    private final String sweep;
+    private final String read;
+    /** The channel of this table's releases: the table's name, as LISTEN takes it quoted. */
+    private final String channel;
+
+    PostgresDialect(String table) {
+        super(table);
+        this.acquire = sql(ACQUIRE);
+        this.release = sql(RELEASE);
+        this.rollback = sql(ROLLBACK);
+        this.forceRelease = sql(FORCE_RELEASE);
+        this.keep = sql(KEEP);
+        this.renew = sql(RENEW);
+        this.sweep = sql(SWEEP);
+        this.read = sql(READ);
+        this.channel = channelOf(table);
+    }
+
+    /** The notification channel of {@code table}'s releases. */
+    static String channelOf(String table) {
+        String channel = "relock:" + table;
+        // A channel is a name: 63 bytes at most (the table's name is ASCII, checked by the builder).
+        return channel.length() <= 63 ? channel : "relock:" + Integer.toHexString(table.hashCode());
+    }
+
+    String channel() {
+        return channel;
+    }
+
+    @Override
+    public String product() {
+        return "PostgreSQL";
+    }
+
+    @Override
+    String schemaResource() {
+        return "schema-postgresql.sql";
+    }
+
+    @Override
+    public boolean notifies() {
+        return true;
+    }
+
+    @Override
+    public Acquired acquire(Connection c, String name, String owner, long leaseMillis, boolean reentrant,
+            boolean countReentry) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(acquire)) {
+            s.setString(1, name);
+            s.setString(2, owner);
+            s.setLong(3, leaseMillis);
+            s.setBoolean(4, countReentry);
+            s.setBoolean(5, countReentry);
+            s.setBoolean(6, countReentry);
+            s.setBoolean(7, reentrant);
+            s.setString(8, name);
+            try (ResultSet r = s.executeQuery()) {
+                if (!r.next()) {
+                    // Another client's insert of a new name committed after this statement's snapshot.
+                    return new Acquired(false, 0, null, 1);
+                }
+                String holder = r.getString(2);
+                return holder == null ? new Acquired(true, r.getLong(1), null, 0)
+                        : new Acquired(false, 0, holder, r.getLong(3));
+            }
+        }
+    }
+
+    @Override
+    public Long release(Connection c, String name, String owner, int holdsBefore) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(release)) {
+            s.setString(1, name);
+            s.setString(2, owner);
+            s.setString(3, channel);
+            return freed(s);
+        }
+    }
+
+    @Override
+    public long rollback(Connection c, String name, String owner, int countBefore) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(rollback)) {
+            s.setInt(1, countBefore);
+            s.setInt(2, countBefore);
+            s.setInt(3, countBefore);
+            s.setString(4, name);
+            s.setString(5, owner);
+            s.setInt(6, countBefore);
+            s.setString(7, channel);
+            return freed(s) == null ? 0 : 1;
+        }
+    }
+
+    @Override
+    public long keep(Connection c, String name, String owner, long keepMillis) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(keep)) {
+            s.setLong(1, keepMillis);
+            s.setString(2, name);
+            s.setString(3, owner);
+            s.setString(4, channel);
+            return freed(s) == null ? 0 : 1;
+        }
+    }
+
+    @Override
+    public long forceRelease(Connection c, String name) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(forceRelease)) {
+            s.setString(1, name);
+            s.setString(2, channel);
+            return freed(s) == null ? 0 : 1;
+        }
+    }
+
+    /** Null when no row changed, 1 when the lock is free now, 0 when still held. */
+    private static Long freed(PreparedStatement s) throws SQLException {
+        try (ResultSet r = s.executeQuery()) {
+            return !r.next() ? null : r.getInt(1) == 0 ? 1L : 0L;
+        }
+    }
+
+    @Override
+    public boolean[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException {
+        Array nameArray = c.createArrayOf("varchar", names);
+        Array ownerArray = c.createArrayOf("varchar", owners);
+        try (PreparedStatement s = c.prepareStatement(renew)) {
+            s.setLong(1, leaseMillis);
+            s.setArray(2, nameArray);
+            s.setArray(3, ownerArray);
+            Map<String, Boolean> renewed = new HashMap<>();
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    renewed.put(r.getString(1) + '\n' + r.getString(2), Boolean.TRUE);
+                }
+            }
+            boolean[] result = new boolean[names.length];
+            for (int i = 0; i < names.length; i++) {
+                result[i] = renewed.containsKey(names[i] + '\n' + owners[i]);
+            }
+            return result;
+        } finally {
+            nameArray.free();
+            ownerArray.free();
+        }
+    }
+
+    @Override
+    public int sweep(Connection c, long retentionMillis) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sweep)) {
+            s.setLong(1, retentionMillis);
+            return s.executeUpdate();
+        }
+    }
+
+    @Override
+    public Row read(Connection c, String name) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(read)) {
+            s.setString(1, name);
+            try (ResultSet r = s.executeQuery()) {
+                return r.next() ? new Row(r.getString(1), r.getInt(2), r.getLong(3), r.getLong(4)) : null;
+            }
+        }
+    }
+}

@@ -1,0 +1,294 @@
+package io.relock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.relock.DistributedLock;
+import io.relock.FencedLock;
+import io.relock.LeaderElection;
+import io.relock.Leadership;
+import io.relock.LeadershipListener;
+import io.relock.LockInfo;
+import io.relock.LockLostEvent;
+import io.relock.Relock;
+import io.relock.RelockConfig;
+import io.relock.testkit.Eventually;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The lock contract on each database: two clients on one table exclude each other, re-enter,
+ * wait, lose a lease that runs out, keep one the watchdog renews, hand out growing tokens, and
+ * refuse what the table cannot do. Every database is a real server of the testkit's.
+ */
+class JdbcLockContractTest {
+
+    private static final Duration BOUND = Duration.ofSeconds(10);
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+    }
+
+    private HikariDataSource dataSource(Database database) {
+        HikariDataSource dataSource = database.freshDataSource();
+        closing.add(dataSource);
+        return dataSource;
+    }
+
+    private Relock client(HikariDataSource dataSource, Duration watchdog) {
+        RelockConfig config = RelockConfig.builder().singleServer(RelockJdbc.PLACEHOLDER_SERVER)
+                .watchdogTimeout(watchdog).build();
+        Relock relock = RelockJdbc.builder(dataSource).createTable(true).config(config).build();
+        closing.add(relock);
+        return relock;
+    }
+
+    private Relock client(HikariDataSource dataSource) {
+        return client(dataSource, RelockConfig.DEFAULT_WATCHDOG_TIMEOUT);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void twoClientsExcludeEachOtherAndAReleaseLetsTheOtherIn(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        Relock a = client(dataSource);
+        Relock b = client(dataSource);
+        DistributedLock mine = a.getLock("order:42");
+        DistributedLock theirs = b.getLock("order:42");
+
+        assertThat(mine.tryLock()).isTrue();
+        assertThat(theirs.tryLock()).isFalse();
+        assertThat(theirs.isLocked()).isTrue();
+        assertThat(theirs.isHeldByCurrentThread()).isFalse();
+        assertThat(theirs.remainTimeToLive()).isBetween(1L, RelockConfig.DEFAULT_WATCHDOG_TIMEOUT.toMillis());
+
+        mine.unlock();
+        assertThat(theirs.tryLock()).isTrue();
+        assertThat(mine.isLocked()).isTrue();
+        theirs.unlock();
+        assertThat(mine.isLocked()).isFalse();
+        assertThat(mine.remainTimeToLive()).isEqualTo(-2);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void aReentrantLockCountsItsHolds(Database database) {
+        Relock relock = client(dataSource(database));
+        DistributedLock lock = relock.getLock("reentered");
+        lock.lock();
+        lock.lock();
+        assertThat(lock.getHoldCount()).isEqualTo(2);
+        lock.unlock();
+        assertThat(lock.isLocked()).isTrue();
+        assertThat(lock.getHoldCount()).isEqualTo(1);
+        lock.unlock();
+        assertThat(lock.isLocked()).isFalse();
+        assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void aSimpleLockRefusesItsOwnHolderAgain(Database database) {
+        Relock relock = client(dataSource(database));
+        DistributedLock lock = relock.getSimpleLock("simple");
+        lock.lock();
+        assertThatThrownBy(lock::lock).isInstanceOf(IllegalMonitorStateException.class)
+                .hasMessageContaining("not reentrant");
+        lock.unlock();
+        assertThat(lock.isLocked()).isFalse();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void aWaiterGetsTheLockWhenTheHolderReleasesIt(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        Relock a = client(dataSource);
+        Relock b = client(dataSource);
+        DistributedLock held = a.getLock("handed");
+        held.lock();
+        CountDownLatch waiting = new CountDownLatch(1);
+        CompletableFuture<Boolean> waiter = CompletableFuture.supplyAsync(() -> {
+            waiting.countDown();
+            try {
+                return b.getLock("handed").tryLock(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(waiting.await(10, TimeUnit.SECONDS)).isTrue();
+        // The waiter cannot have it while the holder holds: its attempt is refused until the release.
+        assertThat(waiter).isNotDone();
+        held.unlock();
+        // Far below the holder's 30 s lease: the release woke it (NOTIFY, or its backoff).
+        assertThat(waiter.get(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void aLeaseThatRunsOutFreesTheLockByTheDatabasesClock(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        Relock a = client(dataSource);
+        Relock b = client(dataSource);
+        assertThat(a.getLock("leased").tryLock(0, 300, TimeUnit.MILLISECONDS)).isTrue();
+        DistributedLock theirs = b.getLock("leased");
+        assertThat(theirs.tryLock()).isFalse();
+        assertThat(theirs.tryLock(10, TimeUnit.SECONDS)).isTrue();
+        theirs.unlock();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void theWatchdogKeepsALockPastItsTimeout(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        Relock a = client(dataSource, Duration.ofMillis(600));
+        Relock b = client(dataSource, Duration.ofMillis(600));
+        DistributedLock mine = a.getLock("watched");
+        mine.lock();
+        // Three watchdog timeouts: without renewals the lease would be gone twice over.
+        assertThat(b.getLock("watched").tryLock(1800, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(mine.isHeldByCurrentThread()).isTrue();
+        mine.unlock();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void fencingTokensGrowAcrossReleasesExpiriesAndClients(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        Relock a = client(dataSource);
+        Relock b = client(dataSource);
+        FencedLock mine = a.getFencedLock("fenced");
+        FencedLock theirs = b.getFencedLock("fenced");
+        long first = mine.lockAndGetToken();
+        assertThat(mine.getToken()).isEqualTo(first);
+        mine.lock();
+        assertThat(mine.getToken()).as("a re-entry keeps the token").isEqualTo(first);
+        mine.unlock();
+        mine.unlock();
+        assertThat(mine.getToken()).as("no holder, no token").isNull();
+        long second = theirs.lockAndGetToken();
+        theirs.unlock();
+        Long third = mine.tryLockAndGetToken(0, 200, TimeUnit.MILLISECONDS);
+        assertThat(third).isNotNull();
+        Long fourth = theirs.tryLockAndGetToken(10, 30, TimeUnit.SECONDS);
+        assertThat(fourth).as("taken after the lease ran out").isNotNull();
+        assertThat(List.of(first, second, third, fourth)).isSorted().doesNotHaveDuplicates();
+        theirs.unlock();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void aForceUnlockFreesTheLockAndTheHolderHearsItsLoss(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        Relock a = client(dataSource, Duration.ofMillis(600));
+        Relock b = client(dataSource, Duration.ofMillis(600));
+        BlockingQueue<LockLostEvent> lost = new LinkedBlockingQueue<>();
+        a.addLockListener(lost::add);
+        DistributedLock mine = a.getLock("forced");
+        mine.lock();
+        LockInfo info = b.getLockInfo("forced");
+        assertThat(info.isLocked()).isTrue();
+        assertThat(info.holders()).containsOnlyKeys(a.clientId() + ":" + Thread.currentThread().getId());
+        assertThat(b.forceUnlock("forced")).isTrue();
+        assertThat(b.forceUnlock("forced")).isFalse();
+        LockLostEvent event = lost.poll(10, TimeUnit.SECONDS);
+        assertThat(event).isNotNull();
+        assertThat(event.lockName()).isEqualTo("forced");
+        assertThat(b.getLock("forced").tryLock()).isTrue();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void aMinimumHoldKeepsTheLockAfterAnEarlyRelease(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        Relock a = client(dataSource);
+        Relock b = client(dataSource);
+        DistributedLock mine = a.getLock("kept");
+        mine.lock();
+        mine.unlock(Duration.ofSeconds(30));
+        assertThat(mine.isHeldByCurrentThread()).as("the row still names this owner until the minimum is over").isTrue();
+        assertThat(b.getLock("kept").tryLock()).isFalse();
+        assertThat(b.getLock("kept").remainTimeToLive()).isGreaterThan(20_000);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void oneLeaderAtATimeAndTheNextOneWhenItCloses(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        Relock a = client(dataSource);
+        Relock b = client(dataSource);
+        BlockingQueue<Leadership> electedA = new LinkedBlockingQueue<>();
+        BlockingQueue<Leadership> electedB = new LinkedBlockingQueue<>();
+        LeaderElection first = a.getLeaderElection("billing");
+        LeaderElection second = b.getLeaderElection("billing");
+        first.start(listener(electedA));
+        Leadership term = electedA.poll(10, TimeUnit.SECONDS);
+        assertThat(term).isNotNull();
+        second.start(listener(electedB));
+        assertThat(second.isLeader()).isFalse();
+        assertThat(second.leader()).hasValueSatisfying(leader -> assertThat(leader.term()).isEqualTo(term.term()));
+        first.close();
+        Leadership next = electedB.poll(10, TimeUnit.SECONDS);
+        assertThat(next).isNotNull();
+        assertThat(next.term()).isGreaterThan(term.term());
+        second.close();
+    }
+
+    private static LeadershipListener listener(BlockingQueue<Leadership> elected) {
+        return new LeadershipListener() {
+            @Override
+            public void onElected(Leadership leadership) {
+                elected.add(leadership);
+            }
+
+            @Override
+            public void onRevoked(Leadership leadership) {
+                // Only elections are counted here.
+            }
+        };
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void whatTheTableCannotDoIsRefusedAtCreation(Database database) {
+        Relock relock = client(dataSource(database));
+        assertThatThrownBy(() -> relock.getFairLock("fair")).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("fair locks");
+        assertThatThrownBy(() -> relock.getReadWriteLock("rw")).isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("read-write locks");
+        String tooLong = "x".repeat(256);
+        assertThatThrownBy(() -> relock.getLock(tooLong)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("256 characters").hasMessageContaining("255");
+        assertThatThrownBy(() -> relock.getLock(" ")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> relock.getLock("nul\0")).isInstanceOf(IllegalArgumentException.class);
+        DistributedLock longest = relock.getLock("é".repeat(255));
+        assertThat(longest.tryLock()).isTrue();
+        longest.unlock();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void aMissingTableIsAnErrorThatNamesTheDdl(Database database) {
+        HikariDataSource dataSource = dataSource(database);
+        assertThatThrownBy(() -> RelockJdbc.builder(dataSource).table("no_such_table").build())
+                .isInstanceOf(io.relock.RelockException.class)
+                .hasMessageContaining("no_such_table").hasMessageContaining("RelockJdbc.ddl")
+                .hasMessageContaining("createTable(true)");
+        Eventually.await(BOUND, "the failed start returned its connection", () ->
+                dataSource.getHikariPoolMXBean().getActiveConnections() == 0);
+    }
+}
