@@ -51,7 +51,7 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Relock implements AutoCloseable {
 
     static {
-        Clients.install(Relock::of);
+        Clients.install(Relock::of, relock -> relock.runtime);
     }
 
     private final Client runtime;

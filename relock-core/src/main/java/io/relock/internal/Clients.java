@@ -12,15 +12,22 @@ import java.util.function.Function;
 public final class Clients {
 
     private static volatile Function<Client, Relock> factory;
+    private static volatile Function<Relock, Client> unwrapper;
 
     private Clients() {}
 
-    /** Called once, by {@code Relock}'s static initialiser. */
-    public static void install(Function<Client, Relock> relockFactory) {
+    /** Called once, by {@code Relock}'s static initialiser: how to make a Relock, and how to see its client. */
+    public static void install(Function<Client, Relock> relockFactory, Function<Relock, Client> clientOf) {
         if (factory != null) {
             throw new IllegalStateException("the Relock factory is installed already");
         }
         factory = relockFactory;
+        unwrapper = clientOf;
+    }
+
+    /** The client a {@link Relock} runs on: how a back end's module recognises its own. */
+    public static Client clientOf(Relock relock) {
+        return unwrapper.apply(relock);
     }
 
     /** How a client of this process started at {@code startedAt} describes itself (host, pid, version). */

@@ -68,6 +68,29 @@ public abstract class Dialect {
     /** The live holder's row, or null when the lock is free. */
     public abstract Row read(Connection c, String name) throws SQLException;
 
+    /**
+     * Whether {@code owner} holds the lock by the database's clock, asked on a connection in the
+     * caller's transaction: the row stays share-locked until that transaction ends, so no other
+     * client's acquire, renewal or force-unlock changes it before the commit.
+     */
+    public final boolean holdsInTransaction(Connection c, String name, String owner) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql(holdsForShare()))) {
+            s.setString(1, name);
+            s.setString(2, owner);
+            try (java.sql.ResultSet r = s.executeQuery()) {
+                return r.next();
+            }
+        }
+    }
+
+    /** The locking read of {@link #holdsInTransaction}, {@code %1$s} the table. */
+    abstract String holdsForShare();
+
+    /** The table's name. */
+    public final String table() {
+        return table;
+    }
+
     /** The DDL that creates the table. */
     public final String ddl() {
         return schema(schemaResource(), table);

@@ -100,6 +100,12 @@ final class MySqlDialect extends Dialect {
         return "schema-mysql.sql";
     }
 
+    /** {@code LOCK IN SHARE MODE}: MariaDB 10.11 has no {@code FOR SHARE}; a locking read sees the latest row. */
+    @Override
+    String holdsForShare() {
+        return "SELECT 1 FROM %1$s WHERE name = ? AND owner = ? AND expires_at > " + NOW + " LOCK IN SHARE MODE";
+    }
+
     @Override
     public boolean notifies() {
         return false;

@@ -120,6 +120,11 @@ final class PostgresDialect extends Dialect {
     }
 
     @Override
+    String holdsForShare() {
+        return "SELECT 1 FROM %1$s WHERE name = ? AND owner = ? AND expires_at > clock_timestamp() FOR SHARE";
+    }
+
+    @Override
     public boolean notifies() {
         return true;
     }
