@@ -11,6 +11,7 @@ import io.relock.jdbc.internal.JdbcClient;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import javax.sql.DataSource;
 
 /**
  * The one check no lock on a separate store can make: that a lock is still held, asked inside
@@ -54,6 +55,28 @@ public final class LeaseCheck {
     }
 
     /**
+     * The data source through which {@code relock} reaches its lock table: a transaction on it
+     * can be checked with {@link #verify}.
+     *
+     * @param relock a JDBC client
+     * @return its data source
+     * @throws IllegalArgumentException if {@code relock} is not a JDBC client
+     * @throws NullPointerException if {@code relock} is null
+     */
+    public static DataSource dataSource(Relock relock) {
+        return jdbc(relock).dataSource();
+    }
+
+    private static JdbcClient jdbc(Relock relock) {
+        Client client = Clients.clientOf(Args.notNull(relock, "relock"));
+        if (!(client instanceof JdbcClient jdbc)) {
+            throw new IllegalArgumentException("relock " + relock.clientId() + " keeps its locks on Redis: the lease "
+                    + "can only be checked in a transaction of the database that keeps it (RelockJdbc)");
+        }
+        return jdbc;
+    }
+
+    /**
      * Checks, in the transaction of {@code connection}, that the current thread holds
      * {@code lock}.
      *
@@ -88,11 +111,7 @@ public final class LeaseCheck {
     public static void verify(Relock relock, Connection connection, String lockName, long ownerId) {
         Args.notNull(connection, "connection");
         Args.notNull(lockName, "lockName");
-        Client client = Clients.clientOf(Args.notNull(relock, "relock"));
-        if (!(client instanceof JdbcClient jdbc)) {
-            throw new IllegalArgumentException("relock " + relock.clientId() + " keeps its locks on Redis: the lease "
-                    + "can only be checked in a transaction of the database that keeps it (RelockJdbc)");
-        }
+        JdbcClient jdbc = jdbc(relock);
         String owner = jdbc.field(ownerId);
         boolean held;
         try {

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.util.ClassUtils;
 
 import io.relock.DistributedLock;
 import io.relock.LockLostEvent;
@@ -35,6 +36,12 @@ import io.relock.RelockException;
  * auto-configuration adds that check to the application's transaction managers).
  */
 public final class RelockLocks {
+
+    /** Whether relock-jdbc and Spring's JDBC support are both present: then {@link JdbcLeases} may load. */
+    private static final boolean JDBC_PRESENT = ClassUtils.isPresent("io.relock.jdbc.LeaseCheck",
+            RelockLocks.class.getClassLoader()) && ClassUtils.isPresent(
+                    "org.springframework.jdbc.datasource.DataSourceUtils", RelockLocks.class.getClassLoader());
+
 
     private static final Logger LOG = LoggerFactory.getLogger(RelockLocks.class);
 
@@ -212,8 +219,10 @@ public final class RelockLocks {
         /**
          * Called just before a transaction that began inside this call commits: throws
          * {@link LockLostException}, which rolls the transaction back, unless this owner still
-         * holds the lock. Besides this client's belief ({@link #isLost()}) it asks Redis, one
-         * round trip per lock name, because a force-unlock, or a watchdog lease cut short by a
+         * holds the lock. When the lock lives in the database the transaction writes to
+         * ({@code relock-jdbc}), the lease is read in the transaction itself and its row stays
+         * locked until the commit: exact. Otherwise, besides this client's belief
+         * ({@link #isLost()}) it asks Redis, one round trip per lock name, because a force-unlock, or a watchdog lease cut short by a
          * paused process, shows only at the watchdog's next renewal, up to a third of the lease
          * later. When Redis cannot answer, the belief decides: the watchdog counts the lock as
          * held until its lease could have run out.
@@ -224,9 +233,14 @@ public final class RelockLocks {
             }
             if (!isLost()) {
                 try {
+                    if (JDBC_PRESENT && JdbcLeases.verifyInTransaction(client, lockNames, owner)) {
+                        return; // held, and the rows stay locked in this transaction until it commits
+                    }
                     if (!lock.isHeldByThread(owner)) {
                         markLost(null);
                     }
+                } catch (LockLostException e) {
+                    markLost(null);
                 } catch (RelockException e) {
                     LOG.debug("cannot ask Redis whether {} is still held before commit: {}", lockNames, e.toString());
                 }

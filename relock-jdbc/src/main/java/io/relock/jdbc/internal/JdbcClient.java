@@ -80,6 +80,7 @@ public final class JdbcClient extends LockClient implements Client {
     };
 
     private final RelockConfig config;
+    private final DataSource dataSource;
     private final String clientId = UUID.randomUUID().toString();
     private final Instant startedAt = Instant.now();
     private final HashedWheelTimer timer;
@@ -107,6 +108,7 @@ public final class JdbcClient extends LockClient implements Client {
 
     private JdbcClient(Settings settings, Dialect dialect, String target) {
         this.config = settings.config();
+        this.dataSource = settings.dataSource();
         this.timer = new HashedWheelTimer(new DefaultThreadFactory("relock-jdbc-timer", true), 10, TimeUnit.MILLISECONDS);
         this.statements = Executors.newFixedThreadPool(settings.statementThreads(),
                 new DefaultThreadFactory("relock-jdbc-statement", true));
@@ -219,6 +221,11 @@ public final class JdbcClient extends LockClient implements Client {
                         LOG.debug("deleted {} long-free lock row(s)", deleted);
                     }
                 });
+    }
+
+    /** Where the lock table is reached. */
+    public DataSource dataSource() {
+        return dataSource;
     }
 
     /** The lock's names here: the row's key is the name itself, and so is its notification. */
