@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
@@ -17,6 +18,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 
 import io.relock.Relock;
+import io.relock.RelockConfig;
 import io.relock.spring.EnableRelock;
 import io.relock.spring.LeaderOnly;
 import io.relock.spring.RelockConfiguration;
@@ -38,12 +40,14 @@ import io.relock.spring.WithLock;
  *
  * <p>Off with {@code relock.enabled=false}. The client is closed when the context closes.
  */
-@AutoConfiguration(afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@AutoConfiguration(afterName = { "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration" })
 @ConditionalOnClass({ Relock.class, EnableRelock.class })
 @ConditionalOnBooleanProperty(name = "relock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RelockProperties.class)
 // In this order: EnableRelockConfiguration's condition sees the client that ClientConfiguration defines.
-@Import({ RelockAutoConfiguration.ClientConfiguration.class, RelockAutoConfiguration.EnableRelockConfiguration.class })
+@Import({ RelockAutoConfiguration.DatabaseClientConfiguration.class, RelockAutoConfiguration.ClientConfiguration.class,
+        RelockAutoConfiguration.EnableRelockConfiguration.class })
 public class RelockAutoConfiguration {
 
     /** Creates the auto-configuration; Spring calls it. */
@@ -68,8 +72,29 @@ public class RelockAutoConfiguration {
     @EnableRelock(proxyTargetClass = true)
     static class EnableRelockConfiguration {}
 
+    /**
+     * The client on the application's database ({@code relock.store=jdbc}): its
+     * {@link javax.sql.DataSource}, the table of {@code relock.jdbc.*}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.relock.jdbc.RelockJdbc")
+    @ConditionalOnProperty(name = "relock.store", havingValue = "jdbc")
+    static class DatabaseClientConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
+        Relock relock(javax.sql.DataSource dataSource, RelockProperties properties,
+                ObjectProvider<RelockConfigCustomizer> customizers) {
+            RelockConfig config = SpringRelockConfig.buildForDatabase(io.relock.jdbc.RelockJdbc.PLACEHOLDER_SERVER,
+                    properties, customizers.orderedStream().toList());
+            return io.relock.jdbc.RelockJdbc.builder(dataSource).table(properties.getJdbc().getTable())
+                    .createTable(properties.getJdbc().isCreateTable()).config(config).build();
+        }
+    }
+
     /** The client from Spring Boot's Redis connection details. */
     @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(name = "relock.store", havingValue = "redis", matchIfMissing = true)
     @ConditionalOnClass(DataRedisConnectionDetails.class)
     @ConditionalOnBean(DataRedisConnectionDetails.class)
     static class ClientConfiguration {

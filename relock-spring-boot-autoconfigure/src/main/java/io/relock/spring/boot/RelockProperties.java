@@ -56,6 +56,14 @@ public class RelockProperties {
      */
     private boolean requireRedisAtStartup = true;
 
+    /**
+     * Where the locks live: redis (the default, from spring.data.redis.*) or jdbc (the
+     * application's DataSource, with relock-jdbc on the class path).
+     */
+    private Store store = Store.REDIS;
+
+    private final Jdbc jdbc = new Jdbc();
+
     private final ReplicaSync replicaSync = new ReplicaSync();
 
     private final SpinBackoff spinBackoff = new SpinBackoff();
@@ -241,6 +249,33 @@ public class RelockProperties {
     }
 
     /**
+     * Where the locks live.
+     *
+     * @return {@code relock.store}
+     */
+    public Store getStore() {
+        return store;
+    }
+
+    /**
+     * Sets {@code relock.store}.
+     *
+     * @param store redis or jdbc
+     */
+    public void setStore(Store store) {
+        this.store = store;
+    }
+
+    /**
+     * The lock table, with {@code relock.store=jdbc}.
+     *
+     * @return {@code relock.jdbc.*}
+     */
+    public Jdbc getJdbc() {
+        return jdbc;
+    }
+
+    /**
      * The leader elections this application runs for ({@link LeaderOnly}, {@link RelockLeadership}).
      *
      * @return {@code relock.leader-election.*}
@@ -350,6 +385,60 @@ public class RelockProperties {
         THROW,
         /** A warning in the log; the caller gets the method's result, and its transaction commits. */
         LOG
+    }
+
+    /** Where the locks live. */
+    public enum Store {
+        /** On Redis, from Spring Boot's {@code spring.data.redis.*} connection. */
+        REDIS,
+        /** In the application's database, through its DataSource (relock-jdbc). */
+        JDBC
+    }
+
+    /** The lock table of {@code relock.store=jdbc}. */
+    public static class Jdbc {
+
+        /** The table's name, optionally with its schema. Default: relock_lock. */
+        private String table = "relock_lock";
+
+        /** Whether to create the table at start if it is missing. Default: false (create it with a migration). */
+        private boolean createTable;
+
+        /**
+         * The table's name.
+         *
+         * @return {@code relock.jdbc.table}
+         */
+        public String getTable() {
+            return table;
+        }
+
+        /**
+         * Sets {@code relock.jdbc.table}.
+         *
+         * @param table the name
+         */
+        public void setTable(String table) {
+            this.table = table;
+        }
+
+        /**
+         * Whether to create the table at start.
+         *
+         * @return {@code relock.jdbc.create-table}
+         */
+        public boolean isCreateTable() {
+            return createTable;
+        }
+
+        /**
+         * Sets {@code relock.jdbc.create-table}.
+         *
+         * @param createTable whether to create it
+         */
+        public void setCreateTable(boolean createTable) {
+            this.createTable = createTable;
+        }
     }
 
     /** Waiting for replicas to acknowledge each acquire, renewal and release (Redis WAIT); off by default. */

@@ -48,12 +48,42 @@ final class SpringRelockConfig {
             builder.keyManagerFactory(ssl.getManagers().getKeyManagerFactory());
         }
         apply(builder, "relock.key-prefix", properties.getKeyPrefix(), b -> b.keyPrefix(properties.getKeyPrefix()));
+        applyCommon(builder, properties, redis == null ? null : redis.getTimeout());
+        RelockProperties.ReplicaSync sync = properties.getReplicaSync();
+        if (sync.getMinReplicas() < 0) {
+            throw new InvalidConfigurationPropertyValueException("relock.replica-sync.min-replicas",
+                    sync.getMinReplicas(), "must be 0 (off) or more");
+        }
+        if (sync.getMinReplicas() > 0) {
+            apply(builder, "relock.replica-sync.timeout", sync.getTimeout(),
+                    b -> b.replicaSync(sync.getMinReplicas(), sync.getTimeout()));
+        }
+        if (!properties.isRequireRedisAtStartup()) {
+            StartWithoutRedis.apply(builder, connection.getCluster() != null);
+        }
+        return finish(builder, customizers);
+    }
+
+    /**
+     * The settings of a client on the database ({@code relock.store=jdbc}): those of the
+     * {@code relock.*} properties that are not Redis's, on a builder whose server is
+     * {@code placeholder} (never connected to).
+     */
+    static RelockConfig buildForDatabase(String placeholder, RelockProperties properties,
+            List<RelockConfigCustomizer> customizers) {
+        RelockConfig.Builder builder = RelockConfig.builder().singleServer(placeholder);
+        applyCommon(builder, properties, null);
+        return finish(builder, customizers);
+    }
+
+    /** The settings both stores read: leases, timeouts, backoff. */
+    private static void applyCommon(RelockConfig.Builder builder, RelockProperties properties, Duration redisTimeout) {
         apply(builder, "relock.watchdog-timeout", properties.getWatchdogTimeout(),
                 b -> b.watchdogTimeout(properties.getWatchdogTimeout()));
         Duration commandTimeout = properties.getCommandTimeout();
         String commandTimeoutProperty = "relock.command-timeout";
-        if (commandTimeout == null && redis != null && redis.getTimeout() != null) {
-            commandTimeout = redis.getTimeout();
+        if (commandTimeout == null && redisTimeout != null) {
+            commandTimeout = redisTimeout;
             commandTimeoutProperty = "spring.data.redis.timeout";
         }
         Duration timeout = commandTimeout;
@@ -67,18 +97,9 @@ final class SpringRelockConfig {
             apply(builder, spin.getInitial() != null ? "relock.spin-backoff.initial" : "relock.spin-backoff.max",
                     spin.getInitial() != null ? spin.getInitial() : spin.getMax(), b -> b.spinBackoff(initial, max));
         }
-        RelockProperties.ReplicaSync sync = properties.getReplicaSync();
-        if (sync.getMinReplicas() < 0) {
-            throw new InvalidConfigurationPropertyValueException("relock.replica-sync.min-replicas",
-                    sync.getMinReplicas(), "must be 0 (off) or more");
-        }
-        if (sync.getMinReplicas() > 0) {
-            apply(builder, "relock.replica-sync.timeout", sync.getTimeout(),
-                    b -> b.replicaSync(sync.getMinReplicas(), sync.getTimeout()));
-        }
-        if (!properties.isRequireRedisAtStartup()) {
-            StartWithoutRedis.apply(builder, connection.getCluster() != null);
-        }
+    }
+
+    private static RelockConfig finish(RelockConfig.Builder builder, List<RelockConfigCustomizer> customizers) {
         // The context closes the client itself, after the beans that lock have stopped; core's own
         // hook would run beside Spring's and release holds under methods still running.
         builder.releaseOnShutdown(false);
