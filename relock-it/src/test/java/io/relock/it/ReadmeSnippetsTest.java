@@ -64,7 +64,11 @@ class ReadmeSnippetsTest {
             Map.entry("kotlin-properties", "docs/reactive-and-kotlin.md"),
             Map.entry("kotlin-plugin", "docs/reactive-and-kotlin.md"),
             Map.entry("kotlin-imports", "docs/reactive-and-kotlin.md"),
-            Map.entry("kotlin-code", "docs/reactive-and-kotlin.md"));
+            Map.entry("kotlin-code", "docs/reactive-and-kotlin.md"),
+            Map.entry("jdbc-dependencies", "docs/databases.md"),
+            Map.entry("jdbc-imports", "docs/databases.md"),
+            Map.entry("jdbc-code", "docs/databases.md"),
+            Map.entry("jdbc-lease-check", "docs/databases.md"));
 
     private static final Pattern TAG = Pattern.compile("tag::([a-z0-9-]+)\\[\\]");
     private static final Pattern END = Pattern.compile("end::([a-z0-9-]+)\\[\\]");
