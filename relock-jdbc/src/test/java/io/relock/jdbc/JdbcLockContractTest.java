@@ -85,6 +85,44 @@ class JdbcLockContractTest {
         assertThat(mine.remainTimeToLive()).isEqualTo(-2);
     }
 
+    /**
+     * Three clients of three threads each take one lock 40 times per thread; every holder checks
+     * that it is alone inside. History checked: never two holders, and every acquisition counted.
+     */
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void neverTwoHoldersUnderContentionAcrossClients(Database database) throws Exception {
+        HikariDataSource dataSource = dataSource(database);
+        List<Relock> clients = List.of(client(dataSource), client(dataSource), client(dataSource));
+        java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger overlaps = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger acquisitions = new java.util.concurrent.atomic.AtomicInteger();
+        List<CompletableFuture<Void>> threads = new ArrayList<>();
+        for (int t = 0; t < 9; t++) {
+            Relock relock = clients.get(t % 3);
+            threads.add(CompletableFuture.runAsync(() -> {
+                DistributedLock lock = relock.getLock("contended");
+                for (int i = 0; i < 40; i++) {
+                    lock.lock();
+                    try {
+                        if (inside.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        Thread.yield();
+                        inside.decrementAndGet();
+                        acquisitions.incrementAndGet();
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+            }, java.util.concurrent.Executors.newSingleThreadExecutor()));
+        }
+        CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+        assertThat(overlaps.get()).as("acquisitions that found another holder inside").isZero();
+        assertThat(acquisitions.get()).isEqualTo(360);
+        assertThat(clients.get(0).getLock("contended").isLocked()).isFalse();
+    }
+
     @ParameterizedTest
     @EnumSource(Database.class)
     void aReentrantLockCountsItsHolds(Database database) {

@@ -99,10 +99,15 @@ public abstract class Dialect {
     /** Fails with the database's error unless the table is there with Relock's columns. */
     public final void check(Connection c) throws SQLException {
         try (PreparedStatement statement = c.prepareStatement(
-                "SELECT name, owner, holds, token, expires_at FROM " + table + " WHERE 1 = 0")) {
+                "SELECT " + columns() + " FROM " + table + " WHERE 1 = 0")) {
             // Only the columns count: the query failing is the answer, an empty result the success.
             statement.executeQuery().close();
         }
+    }
+
+    /** The columns the statements use. */
+    String columns() {
+        return "name, owner, holds, token, expires_at";
     }
 
     /** The DDL of {@code resource} for a table named {@code table}. */

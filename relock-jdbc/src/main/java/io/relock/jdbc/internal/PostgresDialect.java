@@ -19,6 +19,12 @@ final class PostgresDialect extends Dialect {
     /** Live: held, and its lease not over by the database's clock now. */
     private static final String MINE = "l.owner = excluded.owner AND l.expires_at > clock_timestamp() AND ?";
 
+    /**
+     * The upsert takes the lock when it is free, its lease is over, or (re-entry) its owner asks.
+     * When it does not, the second part marks the row: a waiter of some client may be parked until
+     * the holder's lease end, so releases until then announce themselves. Being an update, it
+     * also reads the row as it is now, not as the statement's snapshot had it.
+     */
     private static final String ACQUIRE = "WITH up AS ("
             + " INSERT INTO %1$s AS l (name, owner, holds, token, expires_at)"
             + " VALUES (?, ?, 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint,"
@@ -30,38 +36,42 @@ final class PostgresDialect extends Dialect {
             + " ELSE excluded.expires_at END,"
             + " owner = excluded.owner"
             + " WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp() OR (l.owner = excluded.owner AND ?)"
-            + " RETURNING l.token)"
-            + " SELECT token, NULL AS holder, 0::bigint AS ttl FROM up"
+            + " RETURNING l.token),"
+            + " busy AS ("
+            + " UPDATE %1$s SET waiters_until = GREATEST(waiters_until, expires_at + interval '1 second')"
+            + " WHERE name = ? AND NOT EXISTS (SELECT 1 FROM up)"
+            + " RETURNING owner, GREATEST(1, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint AS ttl)"
+            + " SELECT true, token, NULL, 0::bigint FROM up"
             + " UNION ALL"
-            + " SELECT 0, owner, GREATEST(1, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint"
-            + " FROM %1$s WHERE name = ? AND NOT EXISTS (SELECT 1 FROM up)";
+            + " SELECT false, 0, owner, ttl FROM busy";
 
-    /** Announces a freed lock, in the statement that freed it (the notification goes out at commit). */
+    /** Announces a freed lock while a waiter may be parked, in the statement that freed it (sent at commit). */
     private static final String NOTIFY_FREED = " SELECT r.holds FROM r"
-            + " LEFT JOIN LATERAL (SELECT pg_notify(?, r.name) WHERE r.holds = 0) n ON true";
+            + " LEFT JOIN LATERAL (SELECT pg_notify(?, r.name)"
+            + " WHERE r.holds = 0 AND r.waiters_until > clock_timestamp()) n ON true";
 
     private static final String RELEASE = "WITH r AS ("
             + " UPDATE %1$s SET holds = holds - 1, owner = CASE WHEN holds > 1 THEN owner END,"
             + " expires_at = CASE WHEN holds > 1 THEN expires_at ELSE clock_timestamp() END"
             + " WHERE name = ? AND owner = ? AND expires_at > clock_timestamp()"
-            + " RETURNING holds, name)" + NOTIFY_FREED;
+            + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
 
     private static final String ROLLBACK = "WITH r AS ("
             + " UPDATE %1$s SET holds = ?, owner = CASE WHEN ? > 0 THEN owner END,"
             + " expires_at = CASE WHEN ? > 0 THEN expires_at ELSE clock_timestamp() END"
             + " WHERE name = ? AND owner = ? AND holds > ? AND expires_at > clock_timestamp()"
-            + " RETURNING holds, name)" + NOTIFY_FREED;
+            + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
 
     private static final String FORCE_RELEASE = "WITH r AS ("
             + " UPDATE %1$s SET holds = 0, owner = NULL, expires_at = clock_timestamp()"
             + " WHERE name = ? AND owner IS NOT NULL AND expires_at > clock_timestamp()"
-            + " RETURNING holds, name)" + NOTIFY_FREED;
+            + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
 
     /** Announced too: waiters parked until the old expiry ask again and learn the new one. */
     private static final String KEEP = "WITH r AS ("
             + " UPDATE %1$s SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
             + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > clock_timestamp()"
-            + " RETURNING 0 AS holds, name)" + NOTIFY_FREED;
+            + " RETURNING 0 AS holds, name, waiters_until)" + NOTIFY_FREED;
 
     private static final String RENEW = "UPDATE %1$s t SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
             + " FROM unnest(?::varchar[], ?::varchar[]) AS h(name, owner)"
@@ -115,6 +125,11 @@ final class PostgresDialect extends Dialect {
     }
 
     @Override
+    String columns() {
+        return super.columns() + ", waiters_until";
+    }
+
+    @Override
     String schemaResource() {
         return "schema-postgresql.sql";
     }
@@ -143,12 +158,11 @@ final class PostgresDialect extends Dialect {
             s.setString(8, name);
             try (ResultSet r = s.executeQuery()) {
                 if (!r.next()) {
-                    // Another client's insert of a new name committed after this statement's snapshot.
+                    // Another client's insert of this new name committed after this statement began.
                     return new Acquired(false, 0, null, 1);
                 }
-                String holder = r.getString(2);
-                return holder == null ? new Acquired(true, r.getLong(1), null, 0)
-                        : new Acquired(false, 0, holder, r.getLong(3));
+                return r.getBoolean(1) ? new Acquired(true, r.getLong(2), null, 0)
+                        : new Acquired(false, 0, r.getString(3), r.getLong(4));
             }
         }
     }
