@@ -22,9 +22,23 @@ public abstract class Dialect {
     public record Row(String owner, int holds, long token, long ttlMillis) {}
 
     final String table;
+    /** Each statement's query timeout: the client's command timeout, in whole seconds (JDBC's unit). */
+    private volatile int queryTimeoutSeconds;
 
     Dialect(String table) {
         this.table = table;
+    }
+
+    /** Sets every later statement's query timeout. */
+    void queryTimeout(int seconds) {
+        this.queryTimeoutSeconds = seconds;
+    }
+
+    /** A statement of this client, with its query timeout. */
+    final PreparedStatement prepare(Connection c, String sql) throws SQLException {
+        PreparedStatement statement = c.prepareStatement(sql);
+        statement.setQueryTimeout(queryTimeoutSeconds);
+        return statement;
     }
 
     /** The database's name, for messages. */
@@ -74,7 +88,7 @@ public abstract class Dialect {
      * client's acquire, renewal or force-unlock changes it before the commit.
      */
     public final boolean holdsInTransaction(Connection c, String name, String owner) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(sql(holdsForShare()))) {
+        try (PreparedStatement s = prepare(c, sql(holdsForShare()))) {
             s.setString(1, name);
             s.setString(2, owner);
             try (java.sql.ResultSet r = s.executeQuery()) {

@@ -106,7 +106,7 @@ public final class JdbcClient extends LockClient implements Client {
     public record Settings(DataSource dataSource, DataSource listenDataSource, String table, boolean createTable,
             RelockConfig config, int statementThreads, Duration retention) {}
 
-    private JdbcClient(Settings settings, Dialect dialect, String target) {
+    private JdbcClient(Settings settings, Dialect dialect, String target, boolean setIsolation) {
         this.config = settings.config();
         this.dataSource = settings.dataSource();
         this.timer = new HashedWheelTimer(new DefaultThreadFactory("relock-jdbc-timer", true), 10, TimeUnit.MILLISECONDS);
@@ -117,7 +117,7 @@ public final class JdbcClient extends LockClient implements Client {
         pool.setRemoveOnCancelPolicy(true);
         this.workers = pool;
         this.gateway = new JdbcGateway(settings.dataSource(), dialect, statements, config.commandTimeout().toMillis(),
-                target);
+                target, setIsolation);
         this.retentionMillis = settings.retention().toMillis();
         this.channels = new UnlockChannels(NOTHING_TO_SUBSCRIBE, timer, false);
         if (dialect instanceof PostgresDialect postgres) {
@@ -166,7 +166,7 @@ public final class JdbcClient extends LockClient implements Client {
      */
     public static JdbcClient start(Settings settings) {
         Probe probe = Probe.of(settings.dataSource(), settings.table(), settings.createTable());
-        JdbcClient client = new JdbcClient(settings, probe.dialect(), probe.target());
+        JdbcClient client = new JdbcClient(settings, probe.dialect(), probe.target(), probe.setIsolation());
         try {
             client.gateway.runNow("check the lock table '" + settings.table() + "'", (c, d) -> {
                 d.check(c);

@@ -47,15 +47,19 @@ public final class JdbcGateway implements RenewalGateway {
     private final ExecutorService statements;
     private final int queryTimeoutSeconds;
     private final String target;
+    /** Whether the pool hands out connections at another isolation than READ COMMITTED (see {@link #prepare}). */
+    private final boolean setIsolation;
     private volatile boolean reachable = true;
 
     JdbcGateway(DataSource dataSource, Dialect dialect, ExecutorService statements, long commandTimeoutMillis,
-            String target) {
+            String target, boolean setIsolation) {
         this.dataSource = dataSource;
         this.dialect = dialect;
         this.statements = statements;
         this.queryTimeoutSeconds = (int) Math.max(1, (commandTimeoutMillis + 999) / 1000);
         this.target = target;
+        this.setIsolation = setIsolation;
+        dialect.queryTimeout(queryTimeoutSeconds);
     }
 
     public Dialect dialect() {
@@ -101,19 +105,18 @@ public final class JdbcGateway implements RenewalGateway {
         }
     }
 
-    /** Autocommit and READ COMMITTED, whatever the pool hands out: each statement is its own transaction. */
+    /**
+     * Autocommit, whatever the pool hands out: each statement is its own transaction. READ
+     * COMMITTED only where the pool's connections are at another level (asked once, at start:
+     * asking each connection costs a round trip on PostgreSQL, setting it two).
+     */
     private void prepare(Connection connection) throws SQLException {
         if (!connection.getAutoCommit()) {
             connection.setAutoCommit(true);
         }
-        if (connection.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED) {
+        if (setIsolation) {
             connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
         }
-    }
-
-    /** The query timeout every statement of this client gets (the command timeout, in whole seconds). */
-    int queryTimeoutSeconds() {
-        return queryTimeoutSeconds;
     }
 
     RelockException translate(String operation, SQLException e) {

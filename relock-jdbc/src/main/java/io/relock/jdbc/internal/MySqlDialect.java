@@ -114,7 +114,7 @@ final class MySqlDialect extends Dialect {
     @Override
     public Acquired acquire(Connection c, String name, String owner, long leaseMillis, boolean reentrant,
             boolean countReentry) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(acquire)) {
+        try (PreparedStatement s = prepare(c, acquire)) {
             s.setString(1, name);
             s.setString(2, owner);
             s.setLong(3, leaseMillis);
@@ -124,7 +124,7 @@ final class MySqlDialect extends Dialect {
             s.setBoolean(7, countReentry);
             s.executeUpdate();
         }
-        try (PreparedStatement s = c.prepareStatement(acquired)) {
+        try (PreparedStatement s = prepare(c, acquired)) {
             s.setString(1, name);
             try (ResultSet r = s.executeQuery()) {
                 if (!r.next()) {
@@ -154,8 +154,8 @@ final class MySqlDialect extends Dialect {
         return update(c, releaseOne, name, owner) > 0 ? 0L : null;
     }
 
-    private static int update(Connection c, String sql, String name, String owner) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(sql)) {
+    private int update(Connection c, String sql, String name, String owner) throws SQLException {
+        try (PreparedStatement s = prepare(c, sql)) {
             s.setString(1, name);
             s.setString(2, owner);
             return s.executeUpdate();
@@ -164,7 +164,7 @@ final class MySqlDialect extends Dialect {
 
     @Override
     public long rollback(Connection c, String name, String owner, int countBefore) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(rollback)) {
+        try (PreparedStatement s = prepare(c, rollback)) {
             s.setInt(1, countBefore);
             s.setInt(2, countBefore);
             s.setInt(3, countBefore);
@@ -177,7 +177,7 @@ final class MySqlDialect extends Dialect {
 
     @Override
     public long keep(Connection c, String name, String owner, long keepMillis) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(keep)) {
+        try (PreparedStatement s = prepare(c, keep)) {
             s.setLong(1, keepMillis);
             s.setString(2, name);
             s.setString(3, owner);
@@ -187,7 +187,7 @@ final class MySqlDialect extends Dialect {
 
     @Override
     public long forceRelease(Connection c, String name) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(forceRelease)) {
+        try (PreparedStatement s = prepare(c, forceRelease)) {
             s.setString(1, name);
             return s.executeUpdate() > 0 ? 1 : 0;
         }
@@ -197,7 +197,7 @@ final class MySqlDialect extends Dialect {
     public boolean[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException {
         String pairs = String.join(", ", java.util.Collections.nCopies(names.length, "(?, ?)"));
         int renewed;
-        try (PreparedStatement s = c.prepareStatement(String.format(RENEW, table, pairs))) {
+        try (PreparedStatement s = prepare(c, String.format(RENEW, table, pairs))) {
             s.setLong(1, leaseMillis);
             bindPairs(s, 2, names, owners);
             renewed = s.executeUpdate();
@@ -209,7 +209,7 @@ final class MySqlDialect extends Dialect {
         }
         // Some were gone: which ones, read on (those renewed just now are live, the others are not).
         Set<String> live = new HashSet<>();
-        try (PreparedStatement s = c.prepareStatement(String.format(LIVE, table, pairs))) {
+        try (PreparedStatement s = prepare(c, String.format(LIVE, table, pairs))) {
             bindPairs(s, 1, names, owners);
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
@@ -232,7 +232,7 @@ final class MySqlDialect extends Dialect {
 
     @Override
     public int sweep(Connection c, long retentionMillis) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(sweep)) {
+        try (PreparedStatement s = prepare(c, sweep)) {
             s.setLong(1, retentionMillis);
             return s.executeUpdate();
         }
@@ -240,7 +240,7 @@ final class MySqlDialect extends Dialect {
 
     @Override
     public Row read(Connection c, String name) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(read)) {
+        try (PreparedStatement s = prepare(c, read)) {
             s.setString(1, name);
             try (ResultSet r = s.executeQuery()) {
                 return r.next() ? new Row(r.getString(1), r.getInt(2), r.getLong(3), r.getLong(4)) : null;

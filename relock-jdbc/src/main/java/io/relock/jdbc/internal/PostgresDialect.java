@@ -147,7 +147,7 @@ final class PostgresDialect extends Dialect {
     @Override
     public Acquired acquire(Connection c, String name, String owner, long leaseMillis, boolean reentrant,
             boolean countReentry) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(acquire)) {
+        try (PreparedStatement s = prepare(c, acquire)) {
             s.setString(1, name);
             s.setString(2, owner);
             s.setLong(3, leaseMillis);
@@ -169,7 +169,7 @@ final class PostgresDialect extends Dialect {
 
     @Override
     public Long release(Connection c, String name, String owner, int holdsBefore) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(release)) {
+        try (PreparedStatement s = prepare(c, release)) {
             s.setString(1, name);
             s.setString(2, owner);
             s.setString(3, channel);
@@ -179,7 +179,7 @@ final class PostgresDialect extends Dialect {
 
     @Override
     public long rollback(Connection c, String name, String owner, int countBefore) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(rollback)) {
+        try (PreparedStatement s = prepare(c, rollback)) {
             s.setInt(1, countBefore);
             s.setInt(2, countBefore);
             s.setInt(3, countBefore);
@@ -193,7 +193,7 @@ final class PostgresDialect extends Dialect {
 
     @Override
     public long keep(Connection c, String name, String owner, long keepMillis) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(keep)) {
+        try (PreparedStatement s = prepare(c, keep)) {
             s.setLong(1, keepMillis);
             s.setString(2, name);
             s.setString(3, owner);
@@ -204,7 +204,7 @@ final class PostgresDialect extends Dialect {
 
     @Override
     public long forceRelease(Connection c, String name) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(forceRelease)) {
+        try (PreparedStatement s = prepare(c, forceRelease)) {
             s.setString(1, name);
             s.setString(2, channel);
             return freed(s) == null ? 0 : 1;
@@ -222,7 +222,7 @@ final class PostgresDialect extends Dialect {
     public boolean[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException {
         Array nameArray = c.createArrayOf("varchar", names);
         Array ownerArray = c.createArrayOf("varchar", owners);
-        try (PreparedStatement s = c.prepareStatement(renew)) {
+        try (PreparedStatement s = prepare(c, renew)) {
             s.setLong(1, leaseMillis);
             s.setArray(2, nameArray);
             s.setArray(3, ownerArray);
@@ -245,7 +245,7 @@ final class PostgresDialect extends Dialect {
 
     @Override
     public int sweep(Connection c, long retentionMillis) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(sweep)) {
+        try (PreparedStatement s = prepare(c, sweep)) {
             s.setLong(1, retentionMillis);
             return s.executeUpdate();
         }
@@ -253,7 +253,7 @@ final class PostgresDialect extends Dialect {
 
     @Override
     public Row read(Connection c, String name) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(read)) {
+        try (PreparedStatement s = prepare(c, read)) {
             s.setString(1, name);
             try (ResultSet r = s.executeQuery()) {
                 return r.next() ? new Row(r.getString(1), r.getInt(2), r.getLong(3), r.getLong(4)) : null;

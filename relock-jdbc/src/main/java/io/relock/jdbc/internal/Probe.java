@@ -10,13 +10,17 @@ import java.util.Locale;
 import javax.sql.DataSource;
 
 /** What a client learns from its first connection: which database it is, where, and that the table is there. */
-record Probe(Dialect dialect, String target) {
+record Probe(Dialect dialect, String target, boolean setIsolation) {
 
     static Probe of(DataSource dataSource, String table, boolean createTable) {
         try (Connection c = dataSource.getConnection()) {
             DatabaseMetaData meta = c.getMetaData();
             Dialect dialect = dialectOf(meta.getDatabaseProductName(), table);
             String target = withoutCredentials(meta.getURL());
+            // PostgreSQL re-checks a changed row in an upsert at READ COMMITTED and fails it at
+            // REPEATABLE READ and above; MySQL's locking statements read the latest row at any level.
+            boolean setIsolation = dialect instanceof PostgresDialect
+                    && c.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED;
             if (createTable) {
                 c.setAutoCommit(true);
                 try (Statement s = c.createStatement()) {
@@ -26,7 +30,7 @@ record Probe(Dialect dialect, String target) {
                             + dialect.product() + ": " + e.getMessage(), e);
                 }
             }
-            return new Probe(dialect, target);
+            return new Probe(dialect, target, setIsolation);
         } catch (SQLException e) {
             throw new RelockConnectionException("cannot connect to the database: " + e.getMessage(), e);
         }
