@@ -43,7 +43,9 @@ public interface LockDriver {
      * effect already, and for an acquire the waiter's tickets (see {@link Turn}): {@code ticket}
      * to queue with if the lock is busy (0: the attempt does not queue), {@code queuedTicket} the
      * one it queued with before (0: none), which leaves the queue and whose grant the call claims.
-     * Types whose waiters take no turns ignore both. {@code sole} when no other acquire of this owner can
+     * Types whose waiters take no turns ignore both. {@code sole} when the caller is blocked in the
+     * synchronous API, its thread waiting for this call (a back end whose calls block may run it
+     * on that thread); for an acquire that also means that no other acquire of this owner can
      * be under way (a thread blocked in the synchronous API): a hold of the owner that Redis has
      * while {@code holdsBefore} is 0 is then one its client forgot (a release a failover lost),
      * and the acquire takes it as a new hold instead of counting a re-entry on top of it.

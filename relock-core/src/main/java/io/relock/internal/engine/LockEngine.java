@@ -176,7 +176,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
 
     @Override
     public void unlock() {
-        Futures.await(release(currentThreadId()), describe("unlock"));
+        Futures.await(new Release(this, currentThreadId(), false, true).run(), describe("unlock"));
     }
 
     @Override
@@ -345,7 +345,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * {@link Turn} has one, else goes through Redis: granted to another client's ticket, or free.
      */
     public CompletableFuture<Void> release(long owner) {
-        return new Release(this, owner, false).run();
+        return new Release(this, owner, false, false).run();
     }
 
     /**
@@ -355,7 +355,7 @@ public final class LockEngine extends AcquirableLock implements DistributedLock,
      * once another acquire or release of the owner on this lock has run since.
      */
     public CompletableFuture<Void> releaseAgain(long owner) {
-        return new Release(this, owner, true).run();
+        return new Release(this, owner, true, false).run();
     }
 
     @Override

@@ -23,13 +23,18 @@ final class Release {
     private final LockClient client;
     private final long owner;
     private final boolean repeat;
+    private final boolean callerBlocks;
 
-    /** {@code repeat} when an earlier release of the same hold failed and may have taken effect. */
-    Release(LockEngine engine, long owner, boolean repeat) {
+    /**
+     * {@code repeat} when an earlier release of the same hold failed and may have taken effect;
+     * {@code callerBlocks} when the caller waits for the result (the synchronous {@code unlock()}).
+     */
+    Release(LockEngine engine, long owner, boolean repeat, boolean callerBlocks) {
         this.engine = engine;
         this.client = engine.client;
         this.owner = owner;
         this.repeat = repeat;
+        this.callerBlocks = callerBlocks;
     }
 
     /** Fails with IllegalMonitorStateException if {@code owner} holds none. */
@@ -38,7 +43,7 @@ final class Release {
         Hold hold = client.watchdog().get(engine, owner);
         if (hold != null && hold.writePending()) {
             // The owner was told it held before Redis answered: this release follows that write.
-            return hold.pending.thenCompose(ignored -> engine.release(owner));
+            return hold.pending.thenCompose(ignored -> new Release(engine, owner, false, false).run());
         }
         if (hold != null && hold.count == 1 && !hold.lost && !repeat) {
             Turn turn = client.channels().existing(engine.keys().channel());
@@ -54,7 +59,7 @@ final class Release {
             hold.releasing.incrementAndGet();
         }
         int held = hold != null ? hold.count : 0;
-        return confirmed(new Request(field, lease, held, client.budget(), repeat && hold != null))
+        return confirmed(new Request(field, lease, held, client.budget(), repeat && hold != null, 0, 0, callerBlocks))
                 .handle((outcome, error) -> {
                     try {
                         return settle(hold, field, held, outcome, error);

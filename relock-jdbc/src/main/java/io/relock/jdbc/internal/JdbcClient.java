@@ -109,11 +109,12 @@ public final class JdbcClient extends LockClient implements Client {
     private JdbcClient(Settings settings, Dialect dialect, String target, boolean setIsolation) {
         this.config = settings.config();
         this.dataSource = settings.dataSource();
-        this.timer = new HashedWheelTimer(new DefaultThreadFactory("relock-jdbc-timer", true), 10, TimeUnit.MILLISECONDS);
+        this.timer = new HashedWheelTimer(JdbcGateway.internal(new DefaultThreadFactory("relock-jdbc-timer", true)), 10,
+                TimeUnit.MILLISECONDS);
         this.statements = Executors.newFixedThreadPool(settings.statementThreads(),
-                new DefaultThreadFactory("relock-jdbc-statement", true));
+                JdbcGateway.internal(new DefaultThreadFactory("relock-jdbc-statement", true)));
         ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(2,
-                new DefaultThreadFactory("relock-jdbc-worker", true));
+                JdbcGateway.internal(new DefaultThreadFactory("relock-jdbc-worker", true)));
         pool.setRemoveOnCancelPolicy(true);
         this.workers = pool;
         this.gateway = new JdbcGateway(settings.dataSource(), dialect, statements, config.commandTimeout().toMillis(),

@@ -34,7 +34,7 @@ final class JdbcDriver implements TokenDriver {
         String owner = request.field();
         // A hold the client forgot (see Request.sole) is taken as a new hold, not counted on top.
         boolean countReentry = !"1".equals(request.takeOver());
-        return gateway.submit("acquire lock '" + name + "'", (c, d) -> {
+        return gateway.submitOnCaller("acquire lock '" + name + "'", request.sole(), (c, d) -> {
             Dialect.Acquired acquired = d.acquire(c, name, owner, request.leaseMillis(), reentrant, countReentry);
             if (acquired.acquired()) {
                 return Attempt.acquired(acquired.token());
@@ -49,7 +49,7 @@ final class JdbcDriver implements TokenDriver {
 
     @Override
     public CompletableFuture<Long> release(Request request) {
-        return gateway.submit("release lock '" + name + "'",
+        return gateway.submitOnCaller("release lock '" + name + "'", request.sole(),
                 (c, d) -> d.release(c, name, request.field(), request.holdsBefore()));
     }
 

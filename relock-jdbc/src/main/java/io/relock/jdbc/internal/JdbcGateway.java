@@ -76,6 +76,34 @@ public final class JdbcGateway implements RenewalGateway {
         return reachable;
     }
 
+    /** Set on every thread of a JDBC client: none of them may block in a statement of a caller's. */
+    private static final ThreadLocal<Boolean> INTERNAL = ThreadLocal.withInitial(() -> false);
+
+    /** A thread factory whose threads are marked as the client's own (see {@link #submitOnCaller}). */
+    static java.util.concurrent.ThreadFactory internal(java.util.concurrent.ThreadFactory factory) {
+        return task -> factory.newThread(() -> {
+            INTERNAL.set(true);
+            task.run();
+        });
+    }
+
+    /**
+     * Runs {@code work} on the calling thread when that thread is a caller blocked in the
+     * synchronous API ({@code callerBlocks}), since it waits for the answer anyway: no hand-over
+     * to a statement thread and back. Anywhere else (an async caller, the client's own threads:
+     * a later attempt woken by a release or a timer) it goes to a statement thread.
+     */
+    public <T> CompletableFuture<T> submitOnCaller(String operation, boolean callerBlocks, Work<T> work) {
+        if (!callerBlocks || INTERNAL.get()) {
+            return submit(operation, work);
+        }
+        try {
+            return CompletableFuture.completedFuture(runNow(operation, work));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     /** Runs {@code work} on a statement thread; {@code operation} names it in a failure, e.g. "acquire lock 'x'". */
     public <T> CompletableFuture<T> submit(String operation, Work<T> work) {
         CompletableFuture<T> result = new CompletableFuture<>();

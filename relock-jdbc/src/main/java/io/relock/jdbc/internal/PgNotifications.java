@@ -40,7 +40,8 @@ final class PgNotifications implements AutoCloseable {
         this.dataSource = dataSource;
         this.channel = channel;
         this.listener = listener;
-        this.thread = new Thread(this::run, "relock-listen-" + clientId.substring(0, 8));
+        this.thread = JdbcGateway.internal(task -> new Thread(task, "relock-listen-" + clientId.substring(0, 8)))
+                .newThread(this::run);
         this.thread.setDaemon(true);
     }
 
