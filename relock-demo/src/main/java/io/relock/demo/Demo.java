@@ -155,6 +155,7 @@ public final class Demo {
         scenarios.put("1", new TryLockRace(redis));
         scenarios.put("2a", new RechargeRace(redis, database, RECHARGE_ROUNDS));
         scenarios.put("2b", new FencedRecharge(redis, database));
+        scenarios.put("2c", new DatabaseLease());
         scenarios.put("3a", new ForgottenUnlock(redis, EXPERIMENT_WATCHDOG_TIMEOUT));
         scenarios.put("3b", new LeaseShorterThanWork(redis, EXPERIMENT_WATCHDOG_TIMEOUT));
         scenarios.put("3c", new WatchdogOnly(redis, EXPERIMENT_WATCHDOG_TIMEOUT));

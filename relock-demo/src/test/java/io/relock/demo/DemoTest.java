@@ -47,6 +47,8 @@ class DemoTest {
                     .contains("1. " + TryLockRace.TITLE)
                     .contains("2a. " + RechargeRace.TITLE)
                     .contains("2b. " + FencedRecharge.TITLE)
+                    .contains("2c. " + DatabaseLease.TITLE)
+                    .containsPattern("child's commit \\.+ rolled back: ")
                     .contains("3a. " + ForgottenUnlock.TITLE)
                     .contains("3b. " + LeaseShorterThanWork.TITLE)
                     .contains("3c. " + WatchdogOnly.TITLE)
@@ -61,9 +63,9 @@ class DemoTest {
                     .containsPattern("4\\) @WithLock on Mono \\(R2DBC\\) \\.+ credited exactly once"
                             + " \\(balance 100\\) in " + Demo.RECHARGE_ROUNDS + " of " + Demo.RECHARGE_ROUNDS + " rounds")
                     .containsPattern("rows updated \\.+ 0: rejected, the order carries token \\d+")
-                    .contains("Summary: 7 of 7 scenarios passed")
+                    .contains("Summary: 8 of 8 scenarios passed")
                     .doesNotContain("FAIL");
-            assertThat(count(demo.out(), "^   PASS  ")).isEqualTo(7);
+            assertThat(count(demo.out(), "^   PASS  ")).isEqualTo(8);
             assertThat(server.command("KEYS", "*")).isEqualTo(List.of("someone-else:key"));
         }
     }
