@@ -121,7 +121,9 @@ public final class LeaseCheck {
                     + jdbc.gateway().dialect().table() + "'): " + e.getMessage(), e);
         }
         if (!held) {
-            throw new LockLostException(List.of(lockName), ownerId, null, true);
+            throw new LockLostException(List.of(lockName), ownerId, new IllegalStateException("the lock table '"
+                    + jdbc.gateway().dialect().table() + "' does not show owner " + owner + " holding it with a lease"
+                    + " still valid by the database's clock"), true);
         }
     }
 }

@@ -240,7 +240,7 @@ public final class RelockLocks {
                         markLost(null);
                     }
                 } catch (LockLostException e) {
-                    markLost(null);
+                    markLost(e.getCause());
                 } catch (RelockException e) {
                     LOG.debug("cannot ask Redis whether {} is still held before commit: {}", lockNames, e.toString());
                 }
