@@ -202,7 +202,12 @@ class JdbcFaultTest {
         CompletableFuture<Boolean> got = CompletableFuture.supplyAsync(() -> {
             asking.countDown();
             try {
-                return waiter.getLock("cut").tryLock(20, TimeUnit.SECONDS);
+                DistributedLock lock = waiter.getLock("cut");
+                boolean acquired = lock.tryLock(20, TimeUnit.SECONDS);
+                if (acquired) {
+                    lock.unlock();
+                }
+                return acquired;
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
@@ -221,6 +226,13 @@ class JdbcFaultTest {
 
         // Well inside the holder's 30 s lease: the re-check after the reconnect found it free.
         assertThat(got.get(10, TimeUnit.SECONDS)).isTrue();
+        // The broken listening connections went back to the pool they came from: the pool must
+        // have dropped them, or the next statements would get a dead connection.
+        for (int i = 0; i < 20; i++) {
+            DistributedLock next = (i % 2 == 0 ? holder : waiter).getLock("after-cut:" + i);
+            assertThat(next.tryLock()).isTrue();
+            next.unlock();
+        }
     }
 
     @ParameterizedTest

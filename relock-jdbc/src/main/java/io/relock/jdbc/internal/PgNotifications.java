@@ -67,16 +67,11 @@ final class PgNotifications implements AutoCloseable {
                 pauseMillis = 10;
                 // Releases while no connection listened were not heard: every waiter asks again.
                 listener.onConnected();
-                while (!closed) {
-                    PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
-                    if (notifications == null) {
-                        continue;
-                    }
-                    for (PGNotification notification : notifications) {
-                        if (channel.equals(notification.getName())) {
-                            listener.onMessage(notification.getParameter(), UnlockChannels.UNLOCK_MESSAGE);
-                        }
-                    }
+                try {
+                    listen(pg);
+                } catch (SQLException e) {
+                    showBrokenToThePool(c);
+                    throw e;
                 }
             } catch (SQLException | RuntimeException e) {
                 if (closed) {
@@ -94,6 +89,33 @@ final class PgNotifications implements AutoCloseable {
             }
             pause(pauseMillis);
             pauseMillis = Math.min(MAX_PAUSE_MILLIS, pauseMillis * 2);
+        }
+    }
+
+    private void listen(PGConnection pg) throws SQLException {
+        while (!closed) {
+            PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
+            if (notifications == null) {
+                continue;
+            }
+            for (PGNotification notification : notifications) {
+                if (channel.equals(notification.getName())) {
+                    listener.onMessage(notification.getParameter(), UnlockChannels.UNLOCK_MESSAGE);
+                }
+            }
+        }
+    }
+
+    /**
+     * The failure came from the driver's own connection, which the pool's proxy never saw: one
+     * statement through the proxy fails as well and lets the pool see that the connection is
+     * broken, so that it drops it instead of lending it to the next statement.
+     */
+    private static void showBrokenToThePool(Connection c) {
+        try (Statement s = c.createStatement()) {
+            s.execute("SELECT 1");
+        } catch (SQLException expected) {
+            LOG.debug("the broken listening connection failed through the pool too: {}", expected.toString());
         }
     }
 
