@@ -47,9 +47,6 @@ public abstract class Dialect {
     /** The DDL resource of this database, with {@code {table}} in it. */
     abstract String schemaResource();
 
-    /** Whether a release wakes waiters by a notification ({@code NOTIFY}); else they poll. */
-    public abstract boolean notifies();
-
     /**
      * Takes the lock for {@code owner} with a lease of {@code leaseMillis}: when it is free or its
      * lease ran out, or when {@code owner} holds it and {@code reentrant}; a re-entry adds a hold

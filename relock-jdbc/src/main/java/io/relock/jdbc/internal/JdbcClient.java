@@ -188,7 +188,7 @@ public final class JdbcClient extends LockClient implements Client {
 
     /** The DDL of the lock table on {@code database} (PostgreSQL, MySQL, MariaDB), for a table named {@code table}. */
     public static String ddl(String database, String table) {
-        return Probe.ddl(database, table);
+        return Probe.dialectOf(database, table).ddl();
     }
 
     private void stopAll(long waitMillis) {

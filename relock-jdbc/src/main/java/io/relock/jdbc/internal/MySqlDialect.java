@@ -107,11 +107,6 @@ final class MySqlDialect extends Dialect {
     }
 
     @Override
-    public boolean notifies() {
-        return false;
-    }
-
-    @Override
     public Acquired acquire(Connection c, String name, String owner, long leaseMillis, boolean reentrant,
             boolean countReentry) throws SQLException {
         try (PreparedStatement s = prepare(c, acquire)) {

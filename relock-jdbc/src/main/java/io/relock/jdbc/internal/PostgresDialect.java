@@ -140,11 +140,6 @@ final class PostgresDialect extends Dialect {
     }
 
     @Override
-    public boolean notifies() {
-        return true;
-    }
-
-    @Override
     public Acquired acquire(Connection c, String name, String owner, long leaseMillis, boolean reentrant,
             boolean countReentry) throws SQLException {
         try (PreparedStatement s = prepare(c, acquire)) {

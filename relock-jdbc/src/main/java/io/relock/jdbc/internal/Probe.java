@@ -60,9 +60,4 @@ record Probe(Dialect dialect, String target, boolean setIsolation) {
         int scheme = base.indexOf("//");
         return at > scheme && scheme >= 0 ? base.substring(0, scheme + 2) + base.substring(at + 1) : base;
     }
-
-    /** The DDL of a database named as {@code RelockJdbc.ddl} takes it. */
-    static String ddl(String product, String table) {
-        return dialectOf(product, table).ddl();
-    }
 }
