@@ -251,6 +251,79 @@ class JdbcLockContractTest {
 
     @ParameterizedTest
     @EnumSource(Database.class)
+    void anUncontendedCycleIsTwoStatementsWithTheTokenInTheAcquire(Database database) throws Exception {
+        CountingDataSource counting = new CountingDataSource(dataSource(database));
+        // A watchdog tick (renewals, the sweep) every 200 s: none while this counts.
+        Relock a = RelockJdbc.builder(counting.dataSource()).createTable(true).config(RelockConfig.builder()
+                .singleServer(RelockJdbc.PLACEHOLDER_SERVER).watchdogTimeout(Duration.ofMinutes(10)).build()).build();
+        closing.add(a);
+        DistributedLock lock = a.getLock("counted");
+        FencedLock fenced = a.getFencedLock("counted-fenced");
+        // The first cycle makes the rows; the count is of cycles on rows that are there, as in use.
+        lock.lock();
+        lock.unlock();
+        fenced.lockAndGetToken();
+        fenced.unlock();
+
+        int before = counting.executed().size();
+        for (int i = 0; i < 20; i++) {
+            lock.lock();
+            lock.unlock();
+        }
+        assertThat(counting.executed().subList(before, counting.executed().size()))
+                .as("20 cycles: one acquire and one release each").hasSize(40);
+
+        before = counting.executed().size();
+        long previous = 0;
+        for (int i = 0; i < 10; i++) {
+            long token = fenced.lockAndGetToken();
+            assertThat(token).as("the token comes with the acquire, and grows").isGreaterThan(previous);
+            previous = token;
+            fenced.unlock();
+        }
+        assertThat(counting.executed().subList(before, counting.executed().size())).hasSize(20);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void theWatchdogRenewsAllOfAClientsLeasesInOneStatementPerTick(Database database) throws Exception {
+        CountingDataSource counting = new CountingDataSource(dataSource(database));
+        Relock a = RelockJdbc.builder(counting.dataSource()).createTable(true).config(RelockConfig.builder()
+                .singleServer(RelockJdbc.PLACEHOLDER_SERVER).watchdogTimeout(Duration.ofMillis(600)).build()).build();
+        closing.add(a);
+        List<DistributedLock> held = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            DistributedLock lock = a.getLock("renewed:" + i);
+            lock.lock();
+            held.add(lock);
+        }
+        int before = counting.executed().size();
+        Eventually.await(BOUND, "three renewals", () -> renewals(counting, before).size() >= 3);
+
+        for (CountingDataSource.Executed renewal : renewals(counting, before)) {
+            assertThat(renewal.values()).as("one statement renews all five: %s", renewal)
+                    .filteredOn(value -> String.valueOf(value).startsWith("renewed:"))
+                    .containsExactlyInAnyOrder("renewed:0", "renewed:1", "renewed:2", "renewed:3", "renewed:4");
+        }
+        assertThat(counting.executed().subList(before, counting.executed().size()))
+                .as("nothing but renewals and sweeps while the five are held")
+                .allMatch(e -> isRenewal(e) || e.sql().startsWith("DELETE"));
+        for (DistributedLock lock : held) {
+            lock.unlock();
+        }
+    }
+
+    private static List<CountingDataSource.Executed> renewals(CountingDataSource counting, int from) {
+        List<CountingDataSource.Executed> executed = counting.executed();
+        return executed.subList(from, executed.size()).stream().filter(JdbcLockContractTest::isRenewal).toList();
+    }
+
+    private static boolean isRenewal(CountingDataSource.Executed executed) {
+        return executed.sql().startsWith("UPDATE") && executed.sql().contains("SET expires_at =");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Database.class)
     void aMinimumHoldKeepsTheLockAfterAnEarlyRelease(Database database) throws Exception {
         HikariDataSource dataSource = dataSource(database);
         Relock a = client(dataSource);

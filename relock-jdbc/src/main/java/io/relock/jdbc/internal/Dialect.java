@@ -36,7 +36,12 @@ public abstract class Dialect {
 
     /** A statement of this client, with its query timeout. */
     final PreparedStatement prepare(Connection c, String sql) throws SQLException {
-        PreparedStatement statement = c.prepareStatement(sql);
+        return prepare(c, sql, java.sql.Statement.NO_GENERATED_KEYS);
+    }
+
+    /** A statement of this client, with its query timeout, that returns generated keys or not. */
+    final PreparedStatement prepare(Connection c, String sql, int generatedKeys) throws SQLException {
+        PreparedStatement statement = c.prepareStatement(sql, generatedKeys);
         statement.setQueryTimeout(queryTimeoutSeconds);
         return statement;
     }

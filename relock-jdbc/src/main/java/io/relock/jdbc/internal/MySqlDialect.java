@@ -4,16 +4,18 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.HashSet;
 import java.util.Set;
 
 /**
  * MySQL 8+ and MariaDB 10.11+. Times are UTC by the database's clock ({@code UTC_TIMESTAMP(6)})
  * in {@code DATETIME(6)}, so neither the session's time zone nor DST moves a lease. There is no
- * {@code RETURNING} on an upsert: an acquire is the upsert, which notes in a session variable
- * whether it took the lock, and a read of the row on the same connection: two round trips. A
- * release is one statement when the client's count is right. There is no notification either:
- * waiters poll with capped backoff (see {@code JdbcClient}).
+ * {@code RETURNING} on an upsert, so an acquire answers through {@code LAST_INSERT_ID(expr)},
+ * which the server sends back in the statement's OK packet and the driver hands over as the
+ * generated key: one round trip. Where a driver gives no key, a read of the row on the same
+ * connection answers instead. A release is one statement when the client's count is right. There
+ * is no notification either: waiters poll with capped backoff (see {@code JdbcClient}).
  */
 final class MySqlDialect extends Dialect {
 
@@ -21,15 +23,27 @@ final class MySqlDialect extends Dialect {
     private static final String MINE = "owner = VALUES(owner) AND expires_at > " + NOW + " AND ?";
 
     /**
+     * Added to the lease left (ms) in the answer of an acquire that found the lock busy; tokens,
+     * microseconds since the epoch when a row is made, stay far below it for millennia.
+     */
+    private static final long BUSY = 1L << 62;
+    /** Added to a busy answer when the owner asking is the holder (a non-reentrant lock held twice). */
+    private static final long BUSY_BY_ASKER = 1L << 61;
+
+    /**
      * The columns are assigned left to right, each seeing the ones before it: the token, the
-     * count and the expiry are decided while {@code owner} is still the old one.
+     * count and the expiry are decided while {@code owner} is still the old one. The token's
+     * assignment also sets the statement's answer: the new token when taken, else {@link #BUSY}
+     * plus the lease left. A busy row is set to what it was, so only a taken lock changes it.
      */
     private static final String ACQUIRE = "INSERT INTO %1$s (name, owner, holds, token, expires_at)"
-            + " VALUES (?, ?, 1, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', " + NOW + ") + 0 * (@relock_got := 1),"
-            + " " + NOW + " + INTERVAL ? * 1000 MICROSECOND)"
+            + " VALUES (?, ?, 1, LAST_INSERT_ID(TIMESTAMPDIFF(MICROSECOND, '1970-01-01', " + NOW + "))"
+            + " + 0 * (@relock_got := 1), " + NOW + " + INTERVAL ? * 1000 MICROSECOND)"
             + " ON DUPLICATE KEY UPDATE"
             + " token = IF((@relock_got := (owner IS NULL OR expires_at <= " + NOW + " OR (owner = VALUES(owner) AND ?))),"
-            + " IF(" + MINE + ", token, GREATEST(token + 1, VALUES(token))), token),"
+            + " LAST_INSERT_ID(IF(" + MINE + ", token, GREATEST(token + 1, VALUES(token)))),"
+            + " token + 0 * LAST_INSERT_ID(" + BUSY + " + IF(owner = VALUES(owner), " + BUSY_BY_ASKER + ", 0)"
+            + " + GREATEST(1, CEIL(TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) / 1000)))),"
             + " holds = IF(@relock_got, IF(" + MINE + ", holds + 1, 1), holds),"
             + " expires_at = IF(@relock_got, IF(" + MINE + ", GREATEST(expires_at, VALUES(expires_at)),"
             + " VALUES(expires_at)), expires_at),"
@@ -109,7 +123,7 @@ final class MySqlDialect extends Dialect {
     @Override
     public Acquired acquire(Connection c, String name, String owner, long leaseMillis, boolean reentrant,
             boolean countReentry) throws SQLException {
-        try (PreparedStatement s = prepare(c, acquire)) {
+        try (PreparedStatement s = prepare(c, acquire, Statement.RETURN_GENERATED_KEYS)) {
             s.setString(1, name);
             s.setString(2, owner);
             s.setLong(3, leaseMillis);
@@ -118,6 +132,17 @@ final class MySqlDialect extends Dialect {
             s.setBoolean(6, countReentry);
             s.setBoolean(7, countReentry);
             s.executeUpdate();
+            try (ResultSet keys = s.getGeneratedKeys()) {
+                // A driver may list one key per affected row, counting up from the answer: the first is it.
+                if (keys.next()) {
+                    long answer = keys.getLong(1);
+                    if (answer < BUSY) {
+                        return new Acquired(true, answer, null, 0);
+                    }
+                    long ttl = answer & (BUSY_BY_ASKER - 1);
+                    return new Acquired(false, 0, (answer & BUSY_BY_ASKER) != 0 ? owner : null, ttl);
+                }
+            }
         }
         try (PreparedStatement s = prepare(c, acquired)) {
             s.setString(1, name);
