@@ -4,6 +4,7 @@ import io.relock.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Relock clients for one test, closed together. Holders get a long watchdog by default, so a
@@ -16,15 +17,24 @@ final class Clients implements AutoCloseable {
     static final Duration SHORT_WATCHDOG = Duration.ofMillis(1500);
     static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(1);
 
-    private final Backend backend;
+    private final Function<Duration, Relock> factory;
     private final List<Relock> open = new ArrayList<>();
+    private final List<AutoCloseable> after = new ArrayList<>();
 
     Clients(RedisServer server) {
         this(Backend.single(server));
     }
 
     Clients(Backend backend) {
-        this.backend = backend;
+        this(watchdog -> Relock.create(backend.config().get()
+                .watchdogTimeout(watchdog)
+                .commandTimeout(COMMAND_TIMEOUT)
+                .build()));
+    }
+
+    /** Clients that {@code factory} makes, given the watchdog timeout; on another store than Redis. */
+    Clients(Function<Duration, Relock> factory) {
+        this.factory = factory;
     }
 
     Relock create() {
@@ -32,17 +42,28 @@ final class Clients implements AutoCloseable {
     }
 
     Relock create(Duration watchdog) {
-        Relock relock = Relock.create(backend.config().get()
-                .watchdogTimeout(watchdog)
-                .commandTimeout(COMMAND_TIMEOUT)
-                .build());
+        Relock relock = factory.apply(watchdog);
         open.add(relock);
         return relock;
+    }
+
+    /** Closes {@code resource} (a connection pool, say) when these clients are closed, after them. */
+    Clients closeAfter(AutoCloseable resource) {
+        after.add(resource);
+        return this;
     }
 
     @Override
     public void close() {
         open.forEach(Relock::close);
         open.clear();
+        for (AutoCloseable resource : after) {
+            try {
+                resource.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("could not close " + resource, e);
+            }
+        }
+        after.clear();
     }
 }

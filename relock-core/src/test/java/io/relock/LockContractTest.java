@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The behaviour every lock type promises, on a real Redis. A lock type's test extends this and
- * supplies {@link #newLock}. Where a test needs a second owner to contend, the contender is a
+ * The behaviour every lock type promises, on a real Redis (or, where a subclass says so, another
+ * store: the database back end runs it too). A lock type's test extends this and supplies
+ * {@link #newLock}. Where a test needs a second owner to contend, the contender is a
  * {@linkplain #newRival rival}: another lock of the type for an exclusive lock, the write lock
  * for a read lock. Tests about holding put the lock under test in the holder's hands; tests
  * about waiting put it in the waiter's.
@@ -58,12 +59,27 @@ abstract class LockContractTest {
     void startClients(RedisServer server) {
         this.server = server;
         this.backend = backend(server);
-        this.clients = new Clients(backend);
+        this.clients = clients(backend);
     }
 
     /** Where the clients connect: the class's server unless a subclass runs on another topology. */
     protected Backend backend(RedisServer server) {
         return Backend.single(server);
+    }
+
+    /** The clients' factory: Relock clients of the backend unless a subclass runs on another store. */
+    protected Clients clients(Backend backend) {
+        return new Clients(backend);
+    }
+
+    /** How many locks the store keeps now, whether held or not (Redis: keys apart from client entries). */
+    protected long storedLocks() {
+        return backend.dbSize();
+    }
+
+    /** How many clients still wait for the lock {@code name} (Redis: subscribed to its channel). */
+    protected long waitersLeft(String name) {
+        return redisWaiters(name);
     }
 
     @AfterEach
@@ -284,7 +300,7 @@ abstract class LockContractTest {
         assertThat(acquired).isFalse();
         assertThat(elapsedMillis).isGreaterThanOrEqualTo(300).isLessThan(PROMPTLY.toMillis());
         // UNSUBSCRIBE travels on the waiter's pub/sub connection; Redis may read it after this query.
-        Eventually.await(PROMPTLY, "no subscription left", () -> redisWaiters("busy") == 0);
+        Eventually.await(PROMPTLY, "no subscription left", () -> waitersLeft("busy") == 0);
     }
 
     @Test
@@ -322,7 +338,7 @@ abstract class LockContractTest {
         assertThat(done.await(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
         assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
         assertThat(other.isHeldByThread(waiter.getId())).isFalse();
-        Eventually.await(PROMPTLY, "no subscription left", () -> redisWaiters("interrupted") == 0);
+        Eventually.await(PROMPTLY, "no subscription left", () -> waitersLeft("interrupted") == 0);
         lock.unlock();
     }
 
@@ -465,7 +481,7 @@ abstract class LockContractTest {
                 .isInstanceOf(NullPointerException.class).hasMessageContaining("unit");
         assertThatThrownBy(() -> lock.tryLockAsync(1, 0, TimeUnit.SECONDS, 7))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
-        assertThat(backend.dbSize()).isEqualTo(0L);
+        assertThat(storedLocks()).isEqualTo(0L);
     }
 
     @Test
@@ -527,7 +543,7 @@ abstract class LockContractTest {
     }
 
     /** Clients subscribed to the lock's unlock channel, as Redis counts them. */
-    protected long redisWaiters(String name) {
+    protected final long redisWaiters(String name) {
         if (inspector == null) {
             inspector = clients.create();
         }

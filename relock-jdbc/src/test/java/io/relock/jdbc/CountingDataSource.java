@@ -19,25 +19,43 @@ import javax.sql.DataSource;
  * they ran, with the values bound to it (an array's elements one by one): what a test counts to
  * pin how many round trips an operation costs.
  */
-final class CountingDataSource {
+public final class CountingDataSource {
 
     private final DataSource target;
     private final List<Executed> executed = new CopyOnWriteArrayList<>();
 
-    /** One execution: its SQL and the values bound to it, in the order they were set. */
-    record Executed(String sql, List<Object> values) {}
+    /**
+     * One execution.
+     *
+     * @param sql the statement's text
+     * @param values the values bound to it, in the order they were set
+     */
+    public record Executed(String sql, List<Object> values) {}
 
-    CountingDataSource(DataSource target) {
+    /**
+     * Counts what runs through {@code target}.
+     *
+     * @param target the data source the statements go to
+     */
+    public CountingDataSource(DataSource target) {
         this.target = target;
     }
 
-    /** The statements executed so far. */
-    List<Executed> executed() {
+    /**
+     * The statements executed so far.
+     *
+     * @return them, oldest first
+     */
+    public List<Executed> executed() {
         return List.copyOf(executed);
     }
 
-    /** The data source to hand to the code under test. */
-    DataSource dataSource() {
+    /**
+     * The data source to hand to the code under test.
+     *
+     * @return a data source that notes and passes on
+     */
+    public DataSource dataSource() {
         return (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {DataSource.class},
                 (proxy, method, args) -> {
                     Object result = invoke(target, method, args);

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Assumptions;
  * MariaDB needs its binaries on the machine (see {@link MariaDbServer}); without them its tests
  * are skipped, with the reason.
  */
-enum Database {
+public enum Database {
 
     POSTGRESQL(Servers::postgres),
     MARIADB(Servers::mariaDb);
@@ -24,23 +24,43 @@ enum Database {
         this.newDatabaseUrl = newDatabaseUrl;
     }
 
-    /** A pooled data source on a new, empty database of this kind. */
-    HikariDataSource freshDataSource() {
+    /**
+     * A pooled data source on a new, empty database of this kind.
+     *
+     * @return a pool of 16 that gives up on a connection after 2 s
+     */
+    public HikariDataSource freshDataSource() {
         return dataSource(newDatabaseUrl.get(), 16);
     }
 
     /** A pool of {@code size} on the database at {@code url}. */
     static HikariDataSource dataSource(String url, int size) {
+        return dataSource(url, size, 2000);
+    }
+
+    /**
+     * A pool of {@code size} on the database at {@code url}.
+     *
+     * @param url the database
+     * @param size the most connections it opens
+     * @param connectionTimeoutMillis how long a caller waits for a connection before the pool fails it
+     * @return the pool
+     */
+    public static HikariDataSource dataSource(String url, int size, long connectionTimeoutMillis) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(0);
-        config.setConnectionTimeout(2000);
+        config.setConnectionTimeout(connectionTimeoutMillis);
         return new HikariDataSource(config);
     }
 
-    /** The JDBC URL of a new database; for tests that build their own pools. */
-    String newDatabaseUrl() {
+    /**
+     * The JDBC URL of a new database; for tests that build their own pools.
+     *
+     * @return the URL, with its user and password
+     */
+    public String newDatabaseUrl() {
         return newDatabaseUrl.get();
     }
 

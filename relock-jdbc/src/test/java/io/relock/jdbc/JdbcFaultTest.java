@@ -191,6 +191,42 @@ class JdbcFaultTest {
                 dataSource.getHikariPoolMXBean().getActiveConnections() == size - 1);
     }
 
+    /**
+     * lock() is not interruptible: a caller interrupted before it asks, whose statement must wait
+     * for a connection, still gets the lock, with its interrupt flag kept, and no hold is left
+     * that it does not know of. The pool is drained so that the statement waits, which is where a
+     * pool gives up on an interrupted thread.
+     */
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void anInterruptedCallerOfLockWaitsForAConnectionAndKeepsItsInterrupt(Database database) throws Exception {
+        int size = database == Database.POSTGRESQL ? 2 : 1;
+        HikariDataSource dataSource = closeLater(Database.dataSource(database.newDatabaseUrl(), size, 30_000));
+        Relock relock = client(dataSource, RelockConfig.DEFAULT_WATCHDOG_TIMEOUT);
+        Eventually.await(BOUND, "the listening connection taken", () ->
+                dataSource.getHikariPoolMXBean().getActiveConnections() == size - 1);
+        DistributedLock lock = relock.getLock("interrupted-caller");
+        Connection taken = dataSource.getConnection();
+        CompletableFuture<Boolean> caller = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            try {
+                lock.lock();
+                boolean kept = Thread.interrupted();
+                lock.unlock();
+                caller.complete(kept);
+            } catch (Throwable e) {
+                caller.completeExceptionally(e);
+            }
+        });
+        thread.start();
+        Eventually.await(BOUND, "the caller waiting for a connection", () ->
+                dataSource.getHikariPoolMXBean().getThreadsAwaitingConnection() == 1);
+        taken.close();
+        assertThat(caller.get(BOUND.toMillis(), TimeUnit.MILLISECONDS)).as("the interrupt flag kept").isTrue();
+        assertThat(relock.getLockInfo("interrupted-caller").isLocked()).isFalse();
+    }
+
     @Test
     void waitersStillWakeWhenTheListeningConnectionIsCut() throws Exception {
         HikariDataSource dataSource = closeLater(Database.POSTGRESQL.freshDataSource());

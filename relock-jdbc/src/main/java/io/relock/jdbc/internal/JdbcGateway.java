@@ -97,11 +97,40 @@ public final class JdbcGateway implements RenewalGateway {
         if (!callerBlocks || INTERNAL.get()) {
             return submit(operation, work);
         }
+        // The statement runs to its end whatever the caller's interrupt, as one sent to Redis
+        // would: an acquire cut short might hold a lock nobody knows of. The flag is kept for the
+        // engine, which decides after the answer whether the interrupt ends the wait (lock()
+        // ignores it). A pool gives no connection to an interrupted thread, hence the clearing.
+        boolean interrupted = Thread.interrupted();
         try {
-            return CompletableFuture.completedFuture(runNow(operation, work));
+            while (true) {
+                try {
+                    return CompletableFuture.completedFuture(runNow(operation, work));
+                } catch (RelockException e) {
+                    if (!interruptedWhileBorrowing(e)) {
+                        throw e;
+                    }
+                    interrupted = true;
+                    Thread.interrupted();
+                }
+            }
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
+    }
+
+    /** Whether a statement failed only because its thread was interrupted while it waited for a connection. */
+    private static boolean interruptedWhileBorrowing(RelockException e) {
+        for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+            if (cause instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Runs {@code work} on a statement thread; {@code operation} names it in a failure, e.g. "acquire lock 'x'". */
