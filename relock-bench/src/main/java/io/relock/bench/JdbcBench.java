@@ -44,7 +44,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 /**
  * Relock on a database beside the JDBC locks teams use today, in one run on the same servers:
  * Spring Integration's {@code JdbcLockRegistry} and, where it applies (it never waits), ShedLock's
- * JDBC provider. PostgreSQL always (from Maven jars), MariaDB where its binaries are. Each client
+ * JDBC provider. PostgreSQL always (from Maven jars), MariaDB installed or from its Maven jar. Each client
  * has a pool of its own (HikariCP, 16 connections); every case runs {@code --repeats} times and
  * reports the median.
  *

