@@ -11,9 +11,9 @@ import org.junit.jupiter.api.Assumptions;
  * The databases the tests run on, each a real server started once per test JVM by the testkit
  * (never the machine's own); every call of {@link #freshDataSource} gets a database of its own.
  * MariaDB needs its binaries on the machine (see {@link MariaDbServer}); without them its tests
- * are skipped, with the reason.
+ * are skipped, with the reason. Public for the tests of {@code io.relock.jdbc.internal}.
  */
-enum Database {
+public enum Database {
 
     POSTGRESQL(Servers::postgres),
     MARIADB(Servers::mariaDb);
@@ -25,7 +25,7 @@ enum Database {
     }
 
     /** A pooled data source on a new, empty database of this kind. */
-    HikariDataSource freshDataSource() {
+    public HikariDataSource freshDataSource() {
         return dataSource(newDatabaseUrl.get(), 16);
     }
 
