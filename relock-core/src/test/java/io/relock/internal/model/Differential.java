@@ -28,7 +28,8 @@ import java.util.function.Function;
  * and by others, undos, force-releases, reads of the hold count, the lock and the token, batched
  * renewals, keeps; where the back end takes turns, tickets queued and left, grants claimed and
  * hand-overs), each applied to a {@link MemoryStore} and to a real back end, every reply compared,
- * and the state of every lock the step touched compared after it. A failure names the seed, the
+ * and the state of every lock the step touched compared after it, and where the back end's
+ * announcements can be heard, the messages the step published. A failure names the seed, the
  * step and the steps before it.
  *
  * <p>Time: the model's clock stands still while the back end's runs, so leases are long (minutes)
@@ -64,6 +65,19 @@ public final class Differential {
 
         /** What it holds for lock {@code name} now. */
         State state(Type type, String name);
+
+        /** Where the releases of lock {@code name} are announced. */
+        default String channel(String name) {
+            return name;
+        }
+
+        /**
+         * The messages published since the last call, each {@code "<channel> <message>"}, in order;
+         * null where the back end's announcements are not compared.
+         */
+        default List<String> published() {
+            return null;
+        }
     }
 
     /**
@@ -142,6 +156,8 @@ public final class Differential {
     private final List<String> fields = new ArrayList<>();
     private final List<Lock> locks = new ArrayList<>();
     private final ArrayDeque<String> log = new ArrayDeque<>();
+    /** What the model published during the step. */
+    private final List<String> published = new ArrayList<>();
     private final Map<String, Tokens> tokens = new HashMap<>();
     private long nextTicket = 2;
     private int step;
@@ -162,6 +178,7 @@ public final class Differential {
         this.rules = rules;
         this.seed = seed;
         this.random = new Random(seed);
+        store.subscribe((channel, message) -> published.add(channel + " " + message));
         for (int client = 0; client < 2; client++) {
             String clientId = new UUID(random.nextLong(), random.nextLong()).toString();
             for (long owner : OWNERS) {
@@ -171,10 +188,11 @@ public final class Differential {
         for (Type type : Type.values()) {
             for (int i = 0; i < 2; i++) {
                 String name = prefix + ":" + seed + ":" + type.name().toLowerCase() + ":" + i;
+                String channel = backend.channel(name);
                 LockDriver driver = switch (type) {
-                    case REENTRANT -> model.reentrant(name, name);
-                    case FENCED -> model.fenced(name, name);
-                    case SIMPLE -> model.simple(name, name);
+                    case REENTRANT -> model.reentrant(name, channel);
+                    case FENCED -> model.fenced(name, channel);
+                    case SIMPLE -> model.simple(name, channel);
                 };
                 locks.add(new Lock(name, type, driver, backend.driver(type, name)));
             }
@@ -231,6 +249,11 @@ public final class Differential {
             claimGrant(one);
             compareState(one);
         }
+        List<String> announced = backend.published();
+        if (announced != null) {
+            check("published", announced.equals(published), List.copyOf(published), announced);
+        }
+        published.clear();
     }
 
     /** An owner field: the holder's more often than not, so that holders act. */

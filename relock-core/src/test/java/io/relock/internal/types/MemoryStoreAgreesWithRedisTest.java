@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.relock.RelockConfig;
 import io.relock.internal.ClientRuntime;
 import io.relock.internal.backend.Budget;
@@ -18,9 +20,14 @@ import io.relock.internal.model.MemoryStore;
 import io.relock.testkit.RedisExtension;
 import io.relock.testkit.RedisServer;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,8 +36,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * The {@link MemoryStore} against a real Redis: random sequences of every operation of the
  * reentrant, fenced and simple locks' drivers (the production ones, running the Lua scripts), tickets,
- * grants, hand-overs and repeats included, must answer as the model does at every step, and leave
- * the same holders, counts, leases, tokens, queue and notes. So the model the Lincheck tests drive
+ * grants, hand-overs and repeats included, must answer as the model does at every step, leave
+ * the same holders, counts, leases, tokens, queue and notes, and publish the same messages. So the model the Lincheck tests drive
  * cannot drift from the scripts: a script changed without the model fails here on the first step
  * that tells them apart.
  */
@@ -45,6 +52,7 @@ class MemoryStoreAgreesWithRedisTest {
     private ClientRuntime runtime;
     private RedisClient reader;
     private StatefulRedisConnection<String, String> connection;
+    private StatefulRedisPubSubConnection<String, String> listener;
 
     @BeforeEach
     void connect(RedisServer server) {
@@ -57,14 +65,17 @@ class MemoryStoreAgreesWithRedisTest {
 
     @AfterEach
     void close() {
+        if (listener != null) {
+            listener.close();
+        }
         connection.close();
         reader.shutdown();
         runtime.close();
     }
 
     @Test
-    void everyReplyAndEveryStateIsTheModels() {
-        Differential.Backend backend = new OnRedis(runtime, connection.sync());
+    void everyReplyEveryStateAndEveryMessageIsTheModels() {
+        Differential.Backend backend = new OnRedis(runtime, connection.sync(), listen());
         int operations = 0;
         for (int sequence = 0; sequence < SEQUENCES; sequence++) {
             operations += Differential.run(backend, new Differential.Rules(), 1_000_003L * (sequence + 1), "redis",
@@ -74,9 +85,56 @@ class MemoryStoreAgreesWithRedisTest {
                 .isGreaterThan(SEQUENCES * STEPS);
     }
 
+    /**
+     * Every message on the lock channels, heard through a pattern subscription: Redis counts no
+     * pattern among a channel's subscribers (PUBSUB NUMSUB), so the scripts see no other clients
+     * listening and never yield to this one.
+     */
+    private BlockingQueue<String> listen() {
+        BlockingQueue<String> heard = new LinkedBlockingQueue<>();
+        listener = reader.connectPubSub();
+        listener.addListener(new RedisPubSubAdapter<>() {
+            @Override
+            public void message(String pattern, String channel, String message) {
+                heard.add(channel + " " + message);
+            }
+        });
+        listener.sync().psubscribe(LockKeys.LOCK_CHANNEL_PREFIX + ":*");
+        return heard;
+    }
+
     /** Redis through the production drivers; its state read with plain commands. */
-    private record OnRedis(ClientRuntime runtime, RedisCommands<String, String> commands)
+    private record OnRedis(ClientRuntime runtime, RedisCommands<String, String> commands, BlockingQueue<String> heard)
             implements Differential.Backend {
+
+        @Override
+        public String channel(String name) {
+            return runtime.keysOf(name, LockKeys.LOCK_CHANNEL_PREFIX).channel();
+        }
+
+        /**
+         * The messages heard up to a marker published now: Redis sends one subscriber the messages
+         * in the order they were published, so every message of the step came before it.
+         */
+        @Override
+        public List<String> published() {
+            String marker = LockKeys.LOCK_CHANNEL_PREFIX + ":differential-marker " + UUID.randomUUID();
+            commands.publish(marker.substring(0, marker.indexOf(' ')), marker.substring(marker.indexOf(' ') + 1));
+            List<String> messages = new ArrayList<>();
+            try {
+                for (String message = heard.poll(10, TimeUnit.SECONDS); !marker.equals(message);
+                        message = heard.poll(10, TimeUnit.SECONDS)) {
+                    if (message == null) {
+                        throw new AssertionError("the marker was not heard in 10 s; heard " + messages);
+                    }
+                    messages.add(message);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+            return messages;
+        }
 
         @Override
         public LockDriver driver(Type type, String name) {
