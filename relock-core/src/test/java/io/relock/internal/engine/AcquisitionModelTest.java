@@ -1,6 +1,7 @@
 package io.relock.internal.engine;
 
 import static io.relock.internal.engine.ModelScenarios.scenario;
+import static io.relock.internal.engine.ModelScenarios.storeCallsAtomic;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.relock.internal.backend.Budget;
@@ -31,6 +32,7 @@ class AcquisitionModelTest {
     @Test
     void noInterleavingLeaksAHoldOrASubscriptionOrEndsAnAcquireTwice() {
         new ModelCheckingOptions().iterations(2).invocationsPerIteration(150).threads(3).actorsPerThread(2)
+                .addGuarantee(storeCallsAtomic())
                 // The first attempt wins while the client closes.
                 .addCustomScenario(scenario(Race.class, List.of("otherReleases"),
                         List.of(List.of("reply"), List.of("close"))))

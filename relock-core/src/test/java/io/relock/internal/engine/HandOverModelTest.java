@@ -1,6 +1,7 @@
 package io.relock.internal.engine;
 
 import static io.relock.internal.engine.ModelScenarios.scenario;
+import static io.relock.internal.engine.ModelScenarios.storeCallsAtomic;
 
 import io.relock.internal.backend.Budget;
 import io.relock.internal.backend.Grants;
@@ -37,6 +38,7 @@ class HandOverModelTest {
     @Test
     void aHandOffFromAnotherClientNeverMakesAnUnreportedSecondHolder() {
         new ModelCheckingOptions().iterations(2).invocationsPerIteration(150).threads(3).actorsPerThread(2)
+                .addGuarantee(storeCallsAtomic())
                 // Queued and parked: the hand-off races the interrupt and the close.
                 .addCustomScenario(scenario(FromAnotherClient.class, List.of("reply", "reply"),
                         List.of(List.of("holderHandsOff"), List.of("interrupt"), List.of("close"))))
@@ -53,6 +55,7 @@ class HandOverModelTest {
     @Test
     void aHandOverWithinTheClientNeverLeavesAHoldNobodyKnowsOf() {
         new ModelCheckingOptions().iterations(2).invocationsPerIteration(150).threads(3).actorsPerThread(2)
+                .addGuarantee(storeCallsAtomic())
                 // Parked behind the client's holder: its release races the interrupt and the close.
                 .addCustomScenario(scenario(WithinTheClient.class, List.of(),
                         List.of(List.of("ownerReleases"), List.of("interrupt"), List.of("close"))))

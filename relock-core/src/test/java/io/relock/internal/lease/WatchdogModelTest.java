@@ -1,6 +1,7 @@
 package io.relock.internal.lease;
 
 import static io.relock.internal.engine.ModelScenarios.scenario;
+import static io.relock.internal.engine.ModelScenarios.storeCallsAtomic;
 
 import io.relock.HeldLock;
 import io.relock.LockObserver;
@@ -34,6 +35,7 @@ class WatchdogModelTest {
     @Test
     void noInterleavingReportsAReleasedHoldLostOrALossTwice() {
         new ModelCheckingOptions().iterations(2).invocationsPerIteration(150).threads(3).actorsPerThread(2)
+                .addGuarantee(storeCallsAtomic())
                 // The answer to a renewal sent before the unlock, before or after the unlock's
                 // reply (each order written out: a run explores the other order only now and then).
                 .addCustomScenario(scenario(Registry.class, List.of("acquire", "tick", "release"),

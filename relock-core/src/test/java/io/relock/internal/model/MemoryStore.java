@@ -137,7 +137,10 @@ public final class MemoryStore {
         return now;
     }
 
-    /** Runs {@code action} with no command in between, as a MULTI/EXEC would. */
+    /**
+     * Runs {@code action} with no command in between, as a MULTI/EXEC would. A model checker takes
+     * it as one step, so it must not hand a reply or a message to code under test.
+     */
     public synchronized <T> T atomically(Supplier<T> action) {
         return action.get();
     }
@@ -667,6 +670,35 @@ public final class MemoryStore {
         }
     }
 
+    // Every use of the store's monitor is one of its own methods (none in a nested class), so that a
+    // model checker may take each of them as one step (ModelScenarios.storeCallsAtomic()).
+
+    private synchronized void enqueue(Connection connection, Command<?> command) {
+        connection.sent.addLast(command);
+    }
+
+    private synchronized void applyNow(Command<?> command) {
+        command.apply();
+    }
+
+    private synchronized boolean applyNext(Connection connection) {
+        Command<?> command = connection.sent.pollFirst();
+        if (command == null) {
+            return false;
+        }
+        command.apply();
+        connection.applied.addLast(command);
+        return true;
+    }
+
+    private synchronized Command<?> nextReply(Connection connection) {
+        return connection.applied.pollFirst();
+    }
+
+    private synchronized int inFlight(Connection connection) {
+        return connection.sent.size() + connection.applied.size();
+    }
+
     /**
      * One client's connection to the store. Deferred, it keeps the commands sent ({@link #apply()}
      * runs the oldest) and those applied whose reply has not come back ({@link #reply()} hands back
@@ -675,8 +707,8 @@ public final class MemoryStore {
     public final class Connection {
 
         private final boolean deferred;
-        private final ArrayDeque<Command<?>> sent = new ArrayDeque<>(); // guarded by the store
-        private final ArrayDeque<Command<?>> applied = new ArrayDeque<>(); // guarded by the store
+        final ArrayDeque<Command<?>> sent = new ArrayDeque<>(); // guarded by the store
+        final ArrayDeque<Command<?>> applied = new ArrayDeque<>(); // guarded by the store
 
         private Connection(boolean deferred) {
             this.deferred = deferred;
@@ -684,36 +716,23 @@ public final class MemoryStore {
 
         <T> CompletableFuture<T> send(String script, Supplier<T> effect) {
             Command<T> command = new Command<>(script, effect);
-            synchronized (MemoryStore.this) {
-                if (deferred) {
-                    sent.addLast(command);
-                    return command.reply;
-                }
-                command.apply();
+            if (deferred) {
+                enqueue(this, command);
+            } else {
+                applyNow(command);
+                command.answer();
             }
-            command.answer();
             return command.reply;
         }
 
         /** Runs the oldest command sent on the store; its reply waits. False if none was waiting. */
         public boolean apply() {
-            synchronized (MemoryStore.this) {
-                Command<?> command = sent.pollFirst();
-                if (command == null) {
-                    return false;
-                }
-                command.apply();
-                applied.addLast(command);
-                return true;
-            }
+            return applyNext(this);
         }
 
         /** Hands back the reply of the oldest command applied, then what it published; null if none. */
         public Replied reply() {
-            Command<?> command;
-            synchronized (MemoryStore.this) {
-                command = applied.pollFirst();
-            }
+            Command<?> command = nextReply(this);
             return command == null ? null : command.answer();
         }
 
@@ -725,9 +744,7 @@ public final class MemoryStore {
 
         /** Commands sent whose reply has not come back. */
         public int inFlight() {
-            synchronized (MemoryStore.this) {
-                return sent.size() + applied.size();
-            }
+            return MemoryStore.this.inFlight(this);
         }
 
         /** The reentrant lock (lock_*.lua, grant.lua) on {@code key}, announcing on {@code channel}. */
