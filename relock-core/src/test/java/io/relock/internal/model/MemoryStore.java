@@ -39,13 +39,14 @@ import java.util.function.Supplier;
  * <p>Left out: clients other than Relock's listening on a lock's channel (Redisson's waiters), so
  * no release yields; the fair and read-write layouts; data under a lock's key that no lock wrote.
  * {@code MemoryStoreAgreesWithRedisTest} runs random sequences on it and on a real Redis and
- * compares every reply and the state after each step; relock-jdbc's
- * {@code MemoryStoreAgreesWithPostgresTest} does the same against the PostgreSQL lease table.
+ * compares every reply, the state after each step and the messages it published; relock-jdbc's
+ * {@code MemoryStoreAgreesWithPostgresTest} compares replies and state with the PostgreSQL lease
+ * table wherever that does what Redis does.
  */
 public final class MemoryStore {
 
     /** The model clock's start, in ms: far from 0, so that a deadline computed from 0 shows. */
-    public static final long EPOCH_MILLIS = 1_000_000;
+    private static final long EPOCH_MILLIS = 1_000_000;
     /** How far the last ticket's deadline lies beyond the holder's lease (lock_acquire.lua). */
     private static final long TICKET_GRACE_MILLIS = 5000;
 
