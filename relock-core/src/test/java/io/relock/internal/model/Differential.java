@@ -93,7 +93,6 @@ public final class Differential {
         boolean repeats = true;
         boolean tokenValues = true;
         boolean tokensOnEveryType;
-        boolean rollbackAnyCount = true;
         boolean keepManyHolds = true;
         boolean forcedNotes = true;
         long[] leases = {300_000, 420_000, 600_000};
@@ -119,12 +118,6 @@ public final class Differential {
         /** Every type's acquire answers a token: compared only for the fenced lock. */
         public Rules tokensOnEveryType() {
             tokensOnEveryType = true;
-            return this;
-        }
-
-        /** Undoes only as the engine asks: the count before an acquire that took effect or did not. */
-        public Rules rollbackAsSent() {
-            rollbackAnyCount = false;
             return this;
         }
 
@@ -302,7 +295,7 @@ public final class Differential {
         int countBefore;
         if (lock.type() == Type.SIMPLE) {
             countBefore = 0; // never reentrant: the engine only undoes a first hold
-        } else if (rules.rollbackAnyCount && random.nextInt(4) == 0) {
+        } else if (random.nextInt(4) == 0) {
             countBefore = random.nextInt(4);
         } else {
             // The count before an acquire that took effect, or one that did not.

@@ -63,7 +63,11 @@ public abstract class Dialect {
     /** Ends one hold of {@code owner}: null if it holds nothing, 0 if it still holds, 1 if the lock is free now. */
     public abstract Long release(Connection c, String name, String owner, int holdsBefore) throws SQLException;
 
-    /** Sets {@code owner}'s hold count back to {@code countBefore} (0 frees the lock): 1 if done, 0 if it held no more. */
+    /**
+     * Undoes an acquire whose answer was lost, only if it took effect: {@code owner}'s count is then
+     * exactly {@code countBefore} + 1, and goes back to {@code countBefore} (0 frees the lock). 1 if
+     * undone, 0 if there was nothing to undo; running it again changes nothing more.
+     */
     public abstract long rollback(Connection c, String name, String owner, int countBefore) throws SQLException;
 
     /**

@@ -61,7 +61,7 @@ final class MySqlDialect extends Dialect {
     /** {@code holds} is assigned first: the two after it read only the parameter. */
     private static final String ROLLBACK = "UPDATE %1$s SET holds = ?, owner = IF(? > 0, owner, NULL),"
             + " expires_at = IF(? > 0, expires_at, " + NOW + ")"
-            + " WHERE name = ? AND owner = ? AND holds > ? AND expires_at > " + NOW;
+            + " WHERE name = ? AND owner = ? AND holds = ? + 1 AND expires_at > " + NOW;
 
     private static final String KEEP = "UPDATE %1$s SET expires_at = " + NOW + " + INTERVAL ? * 1000 MICROSECOND"
             + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > " + NOW;

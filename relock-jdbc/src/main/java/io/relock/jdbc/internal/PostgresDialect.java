@@ -59,7 +59,7 @@ final class PostgresDialect extends Dialect {
     private static final String ROLLBACK = "WITH r AS ("
             + " UPDATE %1$s SET holds = ?, owner = CASE WHEN ? > 0 THEN owner END,"
             + " expires_at = CASE WHEN ? > 0 THEN expires_at ELSE clock_timestamp() END"
-            + " WHERE name = ? AND owner = ? AND holds > ? AND expires_at > clock_timestamp()"
+            + " WHERE name = ? AND owner = ? AND holds = ? + 1 AND expires_at > clock_timestamp()"
             + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
 
     private static final String FORCE_RELEASE = "WITH r AS ("

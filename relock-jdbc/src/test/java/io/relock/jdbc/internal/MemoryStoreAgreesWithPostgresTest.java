@@ -32,9 +32,7 @@ import org.junit.jupiter.api.Test;
  *   <li>its tokens come from the database's clock (microseconds, at least the last one plus 1) and
  *       every type's hold has one: the fenced lock's are compared by order, a new holder's
  *       greater and a re-entry's the same;</li>
- *   <li>an undo sets the owner's count back to the count before, whatever it is now (Redis undoes only
- *       an acquire that is exactly the last hold), and a keep keeps only a last hold: both are
- *       called only as the engine calls them;</li>
+ *   <li>a keep keeps only a last hold: it is called only as the engine calls it;</li>
  *   <li>it keeps no note of the holders a force-release removed: a renewal or keep after one
  *       answers 0, where Redis tells 2;</li>
  *   <li>a re-entry keeps the later of the two expiries and a release of one of several holds keeps
@@ -51,7 +49,7 @@ class MemoryStoreAgreesWithPostgresTest {
     @Test
     void everyReplyAndStateIsTheModelsWhereTheTableDoesWhatRedisDoes() {
         Differential.Rules rules = new Differential.Rules().noTurns().noRepeats().tokensByOrder().tokensOnEveryType()
-                .rollbackAsSent().keepLastHoldOnly().noForcedNotes().leases(LEASE);
+                .keepLastHoldOnly().noForcedNotes().leases(LEASE);
         try (HikariDataSource dataSource = Database.POSTGRESQL.freshDataSource()) {
             JdbcClient client = JdbcClient.start(new JdbcClient.Settings(dataSource, dataSource,
                     RelockJdbc.DEFAULT_TABLE, true, RelockConfig.builder().singleServer(RelockJdbc.PLACEHOLDER_SERVER)
