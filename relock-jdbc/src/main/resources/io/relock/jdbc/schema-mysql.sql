@@ -8,5 +8,6 @@ CREATE TABLE IF NOT EXISTS {table} (
     owner      VARCHAR(100) CHARACTER SET ascii COLLATE ascii_bin,
     holds      INT         NOT NULL,
     token      BIGINT      NOT NULL,
-    expires_at DATETIME(6) NOT NULL
+    expires_at DATETIME(6) NOT NULL,
+    forced_owner VARCHAR(100) CHARACTER SET ascii COLLATE ascii_bin
 ) ENGINE = InnoDB;

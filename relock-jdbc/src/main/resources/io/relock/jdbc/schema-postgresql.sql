@@ -8,5 +8,6 @@ CREATE TABLE IF NOT EXISTS {table} (
     holds      INTEGER        NOT NULL,             -- the holder's hold count
     token      BIGINT         NOT NULL,             -- the fencing token of the latest hold; only grows
     expires_at TIMESTAMPTZ(6) NOT NULL,             -- lease end by the database's clock; release time once free
-    waiters_until TIMESTAMPTZ(6)                    -- until when a waiter may be parked: a release announces itself (NOTIFY) only before then
+    waiters_until TIMESTAMPTZ(6),                   -- until when a waiter may be parked: a release announces itself (NOTIFY) only before then
+    forced_owner  VARCHAR(100)                      -- the holder the last force-unlock removed, so its renewal can tell why it lost
 );

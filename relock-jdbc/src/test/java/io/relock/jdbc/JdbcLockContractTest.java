@@ -9,6 +9,7 @@ import io.relock.FencedLock;
 import io.relock.LeaderElection;
 import io.relock.Leadership;
 import io.relock.LeadershipListener;
+import io.relock.LockForceUnlockedException;
 import io.relock.LockInfo;
 import io.relock.LockLostEvent;
 import io.relock.Relock;
@@ -246,6 +247,7 @@ class JdbcLockContractTest {
         LockLostEvent event = lost.poll(10, TimeUnit.SECONDS);
         assertThat(event).isNotNull();
         assertThat(event.lockName()).isEqualTo("forced");
+        assertThat(event.cause()).as("told why, as on Redis").isInstanceOf(LockForceUnlockedException.class);
         assertThat(b.getLock("forced").tryLock()).isTrue();
     }
 

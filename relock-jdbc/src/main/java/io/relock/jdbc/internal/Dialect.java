@@ -79,8 +79,19 @@ public abstract class Dialect {
     /** Frees the lock whoever holds it: 1 if it was held, else 0. */
     public abstract long forceRelease(Connection c, String name) throws SQLException;
 
-    /** Extends the leases of the holds {@code names[i]} of {@code owners[i]} that are still live; which were. */
-    public abstract boolean[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException;
+    /** A renewal's answer for a hold: renewed. */
+    public static final long RENEWED = 1;
+    /** ... gone (expired, released, taken by another). */
+    public static final long GONE = 0;
+    /** ... gone because a force-unlock removed it (the row's {@code forced_owner}). */
+    public static final long FORCED = 2;
+
+    /**
+     * Extends the leases of the holds {@code names[i]} of {@code owners[i]} that are still live:
+     * for each, {@link #RENEWED}, {@link #GONE} or {@link #FORCED}. The holds that were not
+     * renewed cost a second statement, to tell the last two apart.
+     */
+    public abstract long[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException;
 
     /** Deletes the rows of locks free for longer than {@code retentionMillis}; how many. */
     public abstract int sweep(Connection c, long retentionMillis) throws SQLException;
@@ -127,7 +138,7 @@ public abstract class Dialect {
 
     /** The columns the statements use. */
     String columns() {
-        return "name, owner, holds, token, expires_at";
+        return "name, owner, holds, token, expires_at, forced_owner";
     }
 
     /** The DDL of {@code resource} for a table named {@code table}. */

@@ -236,10 +236,10 @@ public final class JdbcGateway implements RenewalGateway {
         String[] owners = new String[keys.length];
         System.arraycopy(args, 1, owners, 0, keys.length);
         return submit("renew " + keys.length + " lock(s)", (c, d) -> {
-            boolean[] renewed = d.renew(c, keys, owners, leaseMillis);
-            List<Object> reply = new ArrayList<>(renewed.length);
-            for (boolean one : renewed) {
-                reply.add(one ? 1L : 0L);
+            long[] answers = d.renew(c, keys, owners, leaseMillis);
+            List<Object> reply = new ArrayList<>(answers.length);
+            for (long answer : answers) {
+                reply.add(answer);
             }
             return reply;
         });

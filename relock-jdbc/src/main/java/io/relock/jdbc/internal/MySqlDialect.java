@@ -5,8 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.HashSet;
-import java.util.Set;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * MySQL 8+ and MariaDB 10.11+. Times are UTC by the database's clock ({@code UTC_TIMESTAMP(6)})
@@ -47,6 +47,7 @@ final class MySqlDialect extends Dialect {
             + " holds = IF(@relock_got, IF(" + MINE + ", holds + 1, 1), holds),"
             + " expires_at = IF(@relock_got, IF(" + MINE + ", GREATEST(expires_at, VALUES(expires_at)),"
             + " VALUES(expires_at)), expires_at),"
+            + " forced_owner = IF(@relock_got, NULLIF(forced_owner, VALUES(owner)), forced_owner),"
             + " owner = IF(@relock_got, VALUES(owner), owner)";
 
     private static final String ACQUIRED = "SELECT @relock_got, owner, token,"
@@ -66,13 +67,17 @@ final class MySqlDialect extends Dialect {
     private static final String KEEP = "UPDATE %1$s SET expires_at = " + NOW + " + INTERVAL ? * 1000 MICROSECOND"
             + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > " + NOW;
 
-    private static final String FORCE_RELEASE = "UPDATE %1$s SET holds = 0, owner = NULL, expires_at = " + NOW
+    /** {@code forced_owner} first: it reads the owner before the next assignment clears it. */
+    private static final String FORCE_RELEASE = "UPDATE %1$s SET forced_owner = owner, holds = 0, owner = NULL,"
+            + " expires_at = " + NOW
             + " WHERE name = ? AND owner IS NOT NULL AND expires_at > " + NOW;
 
     private static final String RENEW = "UPDATE %1$s SET expires_at = " + NOW + " + INTERVAL ? * 1000 MICROSECOND"
             + " WHERE (name, owner) IN (%2$s) AND expires_at > " + NOW;
 
-    private static final String LIVE = "SELECT name, owner FROM %1$s WHERE (name, owner) IN (%2$s) AND expires_at > " + NOW;
+    /** The holds a renewal asked for that are live (1), or that a force-unlock removed (2). */
+    private static final String LIVE = "SELECT name, owner, 1 FROM %1$s WHERE (name, owner) IN (%2$s) AND expires_at > "
+            + NOW + " UNION ALL SELECT name, forced_owner, 2 FROM %1$s WHERE (name, forced_owner) IN (%2$s)";
 
     private static final String SWEEP = "DELETE FROM %1$s WHERE expires_at < " + NOW
             + " - INTERVAL ? * 1000 MICROSECOND LIMIT 10000";
@@ -214,7 +219,7 @@ final class MySqlDialect extends Dialect {
     }
 
     @Override
-    public boolean[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException {
+    public long[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException {
         String pairs = String.join(", ", java.util.Collections.nCopies(names.length, "(?, ?)"));
         int renewed;
         try (PreparedStatement s = prepare(c, String.format(RENEW, table, pairs))) {
@@ -222,23 +227,24 @@ final class MySqlDialect extends Dialect {
             bindPairs(s, 2, names, owners);
             renewed = s.executeUpdate();
         }
-        boolean[] result = new boolean[names.length];
+        long[] result = new long[names.length];
         if (renewed == names.length) {
-            java.util.Arrays.fill(result, true);
+            java.util.Arrays.fill(result, RENEWED);
             return result;
         }
-        // Some were gone: which ones, read on (those renewed just now are live, the others are not).
-        Set<String> live = new HashSet<>();
+        // Some were gone: which ones, and why, read on (those renewed just now are live).
+        Map<String, Long> found = new HashMap<>();
         try (PreparedStatement s = prepare(c, String.format(LIVE, table, pairs))) {
             bindPairs(s, 1, names, owners);
+            bindPairs(s, 1 + 2 * names.length, names, owners);
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
-                    live.add(r.getString(1) + '\n' + r.getString(2));
+                    found.merge(r.getString(1) + '\n' + r.getString(2), r.getLong(3), Math::min);
                 }
             }
         }
         for (int i = 0; i < names.length; i++) {
-            result[i] = live.contains(names[i] + '\n' + owners[i]);
+            result[i] = found.getOrDefault(names[i] + '\n' + owners[i], GONE);
         }
         return result;
     }

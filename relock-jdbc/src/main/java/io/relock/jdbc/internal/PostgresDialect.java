@@ -1,12 +1,12 @@
 package io.relock.jdbc.internal;
 
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * PostgreSQL 15+: every operation is one statement. Expiry is judged by {@code clock_timestamp()}
@@ -34,7 +34,8 @@ final class PostgresDialect extends Dialect {
             + " token = CASE WHEN " + MINE + " THEN l.token ELSE GREATEST(l.token + 1, excluded.token) END,"
             + " expires_at = CASE WHEN " + MINE + " THEN GREATEST(l.expires_at, excluded.expires_at)"
             + " ELSE excluded.expires_at END,"
-            + " owner = excluded.owner"
+            + " owner = excluded.owner,"
+            + " forced_owner = NULLIF(l.forced_owner, excluded.owner)"
             + " WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp() OR (l.owner = excluded.owner AND ?)"
             + " RETURNING l.token),"
             + " busy AS ("
@@ -63,7 +64,7 @@ final class PostgresDialect extends Dialect {
             + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
 
     private static final String FORCE_RELEASE = "WITH r AS ("
-            + " UPDATE %1$s SET holds = 0, owner = NULL, expires_at = clock_timestamp()"
+            + " UPDATE %1$s SET forced_owner = owner, holds = 0, owner = NULL, expires_at = clock_timestamp()"
             + " WHERE name = ? AND owner IS NOT NULL AND expires_at > clock_timestamp()"
             + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
 
@@ -72,6 +73,11 @@ final class PostgresDialect extends Dialect {
             + " UPDATE %1$s SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
             + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > clock_timestamp()"
             + " RETURNING 0 AS holds, name, waiters_until)" + NOTIFY_FREED;
+
+    /** Which of the holds a renewal did not find were removed by a force-unlock. */
+    private static final String FORCED_AMONG = "SELECT t.name, t.forced_owner FROM %1$s t"
+            + " JOIN unnest(?::varchar[], ?::varchar[]) AS h(name, owner)"
+            + " ON t.name = h.name AND t.forced_owner = h.owner";
 
     private static final String RENEW = "UPDATE %1$s t SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
             + " FROM unnest(?::varchar[], ?::varchar[]) AS h(name, owner)"
@@ -90,6 +96,7 @@ final class PostgresDialect extends Dialect {
     private final String forceRelease;
     private final String keep;
     private final String renew;
+    private final String forcedAmong;
     private final String sweep;
     private final String read;
     /** The channel of this table's releases: the table's name, as LISTEN takes it quoted. */
@@ -103,6 +110,7 @@ final class PostgresDialect extends Dialect {
         this.forceRelease = sql(FORCE_RELEASE);
         this.keep = sql(KEEP);
         this.renew = sql(RENEW);
+        this.forcedAmong = sql(FORCED_AMONG);
         this.sweep = sql(SWEEP);
         this.read = sql(READ);
         this.channel = channelOf(table);
@@ -214,28 +222,42 @@ final class PostgresDialect extends Dialect {
     }
 
     @Override
-    public boolean[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException {
-        Array nameArray = c.createArrayOf("varchar", names);
-        Array ownerArray = c.createArrayOf("varchar", owners);
+    public long[] renew(Connection c, String[] names, String[] owners, long leaseMillis) throws SQLException {
+        Set<String> renewed = new HashSet<>();
         try (PreparedStatement s = prepare(c, renew)) {
             s.setLong(1, leaseMillis);
-            s.setArray(2, nameArray);
-            s.setArray(3, ownerArray);
-            Map<String, Boolean> renewed = new HashMap<>();
+            bindArrays(c, s, 2, names, owners);
             try (ResultSet r = s.executeQuery()) {
                 while (r.next()) {
-                    renewed.put(r.getString(1) + '\n' + r.getString(2), Boolean.TRUE);
+                    renewed.add(r.getString(1) + '\n' + r.getString(2));
                 }
             }
-            boolean[] result = new boolean[names.length];
-            for (int i = 0; i < names.length; i++) {
-                result[i] = renewed.containsKey(names[i] + '\n' + owners[i]);
-            }
-            return result;
-        } finally {
-            nameArray.free();
-            ownerArray.free();
         }
+        long[] result = new long[names.length];
+        if (renewed.size() == names.length) {
+            Arrays.fill(result, RENEWED);
+            return result;
+        }
+        Set<String> forced = new HashSet<>();
+        try (PreparedStatement s = prepare(c, forcedAmong)) {
+            bindArrays(c, s, 1, names, owners);
+            try (ResultSet r = s.executeQuery()) {
+                while (r.next()) {
+                    forced.add(r.getString(1) + '\n' + r.getString(2));
+                }
+            }
+        }
+        for (int i = 0; i < names.length; i++) {
+            String hold = names[i] + '\n' + owners[i];
+            result[i] = renewed.contains(hold) ? RENEWED : forced.contains(hold) ? FORCED : GONE;
+        }
+        return result;
+    }
+
+    private static void bindArrays(Connection c, PreparedStatement s, int first, String[] names, String[] owners)
+            throws SQLException {
+        s.setArray(first, c.createArrayOf("varchar", names));
+        s.setArray(first + 1, c.createArrayOf("varchar", owners));
     }
 
     @Override

@@ -33,8 +33,8 @@ import org.junit.jupiter.api.Test;
  *       every type's hold has one: the fenced lock's are compared by order, a new holder's
  *       greater and a re-entry's the same;</li>
  *   <li>a keep keeps only a last hold: it is called only as the engine calls it;</li>
- *   <li>it keeps no note of the holders a force-release removed: a renewal or keep after one
- *       answers 0, where Redis tells 2;</li>
+ *   <li>it tells a holder a force-release removed only when the holder renews (a keep answers 0
+ *       where Redis tells 2);</li>
  *   <li>a re-entry keeps the later of the two expiries and a release of one of several holds keeps
  *       the expiry (Redis sets the new lease): one lease for every call, so both agree within the
  *       slack.</li>
@@ -49,7 +49,7 @@ class MemoryStoreAgreesWithPostgresTest {
     @Test
     void everyReplyAndStateIsTheModelsWhereTheTableDoesWhatRedisDoes() {
         Differential.Rules rules = new Differential.Rules().noTurns().noRepeats().tokensByOrder().tokensOnEveryType()
-                .keepLastHoldOnly().noForcedNotes().leases(LEASE);
+                .keepLastHoldOnly().noForcedNoteOnKeep().leases(LEASE);
         try (HikariDataSource dataSource = Database.POSTGRESQL.freshDataSource()) {
             JdbcClient client = JdbcClient.start(new JdbcClient.Settings(dataSource, dataSource,
                     RelockJdbc.DEFAULT_TABLE, true, RelockConfig.builder().singleServer(RelockJdbc.PLACEHOLDER_SERVER)
