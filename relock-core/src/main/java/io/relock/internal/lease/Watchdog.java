@@ -151,6 +151,11 @@ public final class Watchdog {
         return holds.get(new HoldKey(lock.key(), lock.fieldOf(owner)));
     }
 
+    /** The hold of owner field {@code field} on {@code key}, or null. */
+    public Hold get(String key, String field) {
+        return holds.get(new HoldKey(key, field));
+    }
+
     /** Whether an owner of this client holds {@code key} and has not lost it. */
     public boolean holds(String key) {
         Set<Hold> ofKey = byKey.get(key);
