@@ -68,7 +68,10 @@ class ReadmeSnippetsTest {
             Map.entry("jdbc-dependencies", "docs/databases.md"),
             Map.entry("jdbc-imports", "docs/databases.md"),
             Map.entry("jdbc-code", "docs/databases.md"),
-            Map.entry("jdbc-lease-check", "docs/databases.md"));
+            Map.entry("jdbc-lease-check", "docs/databases.md"),
+            Map.entry("zookeeper-dependencies", "docs/zookeeper.md"),
+            Map.entry("zookeeper-imports", "docs/zookeeper.md"),
+            Map.entry("zookeeper-code", "docs/zookeeper.md"));
 
     private static final Pattern TAG = Pattern.compile("tag::([a-z0-9-]+)\\[\\]");
     private static final Pattern END = Pattern.compile("end::([a-z0-9-]+)\\[\\]");
