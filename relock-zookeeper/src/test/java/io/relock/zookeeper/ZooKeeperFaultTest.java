@@ -162,7 +162,9 @@ class ZooKeeperFaultTest {
         cutOff.getLock("job").lock();
         assertThat(nodes("job")).hasSize(1);
 
-        proxy.blackhole();
+        // A dead server's port: the connection drops at once (SUSPENDED), and reconnecting fails
+        // fast until heal(), well within the session timeout.
+        proxy.refuse();
         assertThat(losses.poll(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("the suspended hold's loss").isNotNull();
         proxy.heal();
 
