@@ -1,0 +1,490 @@
+package io.relock.bench;
+
+import io.relock.LeaderElection;
+import io.relock.Leadership;
+import io.relock.LeadershipListener;
+import io.relock.Relock;
+import io.relock.RelockConfig;
+import io.relock.zookeeper.RelockZooKeeper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.retry.RetryUntilElapsed;
+import org.apache.curator.test.TestingServer;
+
+/**
+ * Relock on ZooKeeper beside Curator's recipes ({@code InterProcessMutex}, {@code LeaderLatch})
+ * on the same ZooKeeper server, in one run: uncontended cycles at 1, 8 and 64 threads with the
+ * ZooKeeper requests per cycle (the server's own count, from {@code srvr}), 4 clients × 2 threads
+ * on one lock, the cross-client hand-off, and the time from a leader's close to the next
+ * leader's election.
+ *
+ * <p>{@code mvn -q -B -Pzk-bench -DskipTests verify [-Dzk.args="--seconds 3 --repeats 3"]} from
+ * the repository root; writes {@code results/zk-latest.md}.
+ */
+public final class ZkBench {
+
+    private static final Duration SESSION = Duration.ofSeconds(10);
+
+    private final int seconds;
+    private final int repeats;
+    private final int rounds;
+    private final PrintStream out = System.out;
+    private final StringBuilder report = new StringBuilder();
+    private TestingServer server;
+
+    private ZkBench(int seconds, int repeats, int rounds) {
+        this.seconds = seconds;
+        this.repeats = repeats;
+        this.rounds = rounds;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int seconds = 3;
+        int repeats = 3;
+        int rounds = 200;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+                case "--repeats" -> repeats = Integer.parseInt(args[++i]);
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--quick" -> {
+                    seconds = 1;
+                    repeats = 1;
+                    rounds = 30;
+                }
+                default -> throw new IllegalArgumentException("unknown option " + args[i]
+                        + " (known: --seconds N, --repeats N, --rounds N, --quick)");
+            }
+        }
+        new ZkBench(seconds, repeats, rounds).run();
+        System.exit(0);
+    }
+
+    /** One library's clients: a lock by name, and the client's close. */
+    private interface Library extends AutoCloseable {
+        Lock lock(String name);
+
+        @Override
+        void close();
+    }
+
+    private void run() throws Exception {
+        report.append("# ZooKeeper bench: Relock beside Curator's InterProcessMutex and LeaderLatch\n\n")
+                .append("Run ").append(Instant.now()).append(" on ").append(Runtime.getRuntime().availableProcessors())
+                .append(" cores; one ZooKeeper ").append(org.apache.zookeeper.Version.getFullVersion().split("-")[0])
+                .append(" server (curator-test's TestingServer, in the bench's JVM); ").append(seconds)
+                .append(" s per case, median of ").append(repeats).append(" runs; sessions of ")
+                .append(SESSION.toSeconds()).append(" s. Reproduce: `mvn -q -B -Pzk-bench -DskipTests verify ")
+                .append("-Dzk.args=\"--seconds ").append(seconds).append(" --repeats ").append(repeats)
+                .append("\"`.\n\n");
+        try (TestingServer started = new TestingServer(true)) {
+            server = started;
+            Map<String, Supplier<Library>> libraries = new LinkedHashMap<>();
+            libraries.put("Relock", this::relock);
+            libraries.put("InterProcessMutex", this::curatorMutex);
+            uncontended(libraries);
+            contended(libraries);
+            handOff(libraries);
+            failover();
+        }
+        Path file = Path.of("results", "zk-latest.md");
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, report.toString(), StandardCharsets.UTF_8);
+        out.println(report);
+        out.println("written: " + file.toAbsolutePath());
+    }
+
+    private Relock relockClient() {
+        return RelockZooKeeper.builder(server.getConnectString()).root("/bench/relock").sessionTimeout(SESSION)
+                .config(RelockConfig.builder().singleServer(RelockZooKeeper.PLACEHOLDER_SERVER)
+                        .releaseOnShutdown(false).build())
+                .build();
+    }
+
+    private Library relock() {
+        Relock relock = relockClient();
+        return new Library() {
+            @Override
+            public Lock lock(String name) {
+                return relock.getLock(name);
+            }
+
+            @Override
+            public void close() {
+                relock.close();
+            }
+        };
+    }
+
+    private CuratorFramework curator() {
+        CuratorFramework curator = CuratorFrameworkFactory.builder().connectString(server.getConnectString())
+                .sessionTimeoutMs((int) SESSION.toMillis()).retryPolicy(new RetryUntilElapsed(10_000, 50)).build();
+        curator.start();
+        try {
+            curator.blockUntilConnected();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        return curator;
+    }
+
+    /** Curator's mutex as a {@link Lock}: one {@code InterProcessMutex} per name, shared by the client's threads. */
+    private Library curatorMutex() {
+        CuratorFramework curator = curator();
+        Map<String, InterProcessMutex> mutexes = new java.util.concurrent.ConcurrentHashMap<>();
+        return new Library() {
+            @Override
+            public Lock lock(String name) {
+                InterProcessMutex mutex = mutexes.computeIfAbsent(name,
+                        n -> new InterProcessMutex(curator, "/bench/curator/" + n));
+                return new MutexLock(mutex);
+            }
+
+            @Override
+            public void close() {
+                curator.close();
+            }
+        };
+    }
+
+    private static final class MutexLock implements Lock {
+        private final InterProcessMutex mutex;
+
+        MutexLock(InterProcessMutex mutex) {
+            this.mutex = mutex;
+        }
+
+        @Override
+        public void lock() {
+            try {
+                mutex.acquire();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void unlock() {
+            try {
+                mutex.release();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Override
+        public void lockInterruptibly() {
+            lock();
+        }
+
+        @Override
+        public boolean tryLock() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public boolean tryLock(long time, TimeUnit unit) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public java.util.concurrent.locks.Condition newCondition() {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    /** The requests the server has received so far ({@code srvr}'s "Received"), pings included. */
+    private long received() {
+        try (Socket socket = new Socket("127.0.0.1", server.getPort())) {
+            OutputStream request = socket.getOutputStream();
+            request.write("srvr".getBytes(StandardCharsets.US_ASCII));
+            request.flush();
+            InputStream reply = socket.getInputStream();
+            Matcher matcher = Pattern.compile("Received: (\\d+)")
+                    .matcher(new String(reply.readAllBytes(), StandardCharsets.US_ASCII));
+            if (!matcher.find()) {
+                throw new IllegalStateException("no request count in ZooKeeper's srvr answer");
+            }
+            return Long.parseLong(matcher.group(1));
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot ask ZooKeeper for its request count", e);
+        }
+    }
+
+    private void uncontended(Map<String, Supplier<Library>> libraries) throws Exception {
+        report.append("## Z1 uncontended: cycles/s (ZooKeeper requests per cycle)\n\n| threads |");
+        libraries.keySet().forEach(name -> report.append(' ').append(name).append(" |"));
+        report.append(" Relock ÷ InterProcessMutex | goal ≥ 1× |\n|---|");
+        libraries.keySet().forEach(name -> report.append("---|"));
+        report.append("---|---|\n");
+        for (int threads : new int[] {1, 8, 64}) {
+            report.append("| ").append(threads).append(" |");
+            Map<String, Double> rates = new LinkedHashMap<>();
+            for (var library : libraries.entrySet()) {
+                double[] rate = new double[repeats];
+                double requests = 0;
+                for (int r = 0; r < repeats; r++) {
+                    int run = r;
+                    try (Library client = library.getValue().get()) {
+                        AtomicLong cycles = new AtomicLong();
+                        long before = received();
+                        runThreads(threads, seconds, t -> {
+                            Lock lock = client.lock("z1-" + threads + "-" + run + "-" + t);
+                            return () -> {
+                                lock.lock();
+                                lock.unlock();
+                                cycles.incrementAndGet();
+                            };
+                        });
+                        requests = (received() - before - 1) / (double) Math.max(1, cycles.get());
+                        rate[r] = cycles.get() / (double) seconds;
+                    }
+                }
+                rates.put(library.getKey(), median(rate));
+                report.append(String.format(Locale.ROOT, " %,.0f (%.2f) |", median(rate), requests));
+                out.printf(Locale.ROOT, "Z1/t%d %s: %.0f cycles/s, %.2f requests/cycle%n", threads, library.getKey(),
+                        median(rate), requests);
+            }
+            double ratio = rates.get("Relock") / rates.get("InterProcessMutex");
+            report.append(String.format(Locale.ROOT, " %.2f× | %s |%n", ratio, ratio >= 1 ? "met" : "not met"));
+        }
+        report.append("\nRequests are the server's count over the case, pings and the first cycle's parent "
+                + "creation included.\n\n");
+    }
+
+    private void contended(Map<String, Supplier<Library>> libraries) throws Exception {
+        report.append("## Z2 contended, 4 clients × 2 threads on one lock: acquisitions/s\n\n| ");
+        libraries.keySet().forEach(name -> report.append(name).append(" | "));
+        report.append("ratio | goal ≥ 1× |\n|");
+        libraries.keySet().forEach(name -> report.append("---|"));
+        report.append("---|---|\n|");
+        Map<String, Double> rates = new LinkedHashMap<>();
+        for (var library : libraries.entrySet()) {
+            double[] rate = new double[repeats];
+            for (int r = 0; r < repeats; r++) {
+                List<Library> clients = new ArrayList<>();
+                try {
+                    for (int c = 0; c < 4; c++) {
+                        clients.add(library.getValue().get());
+                    }
+                    AtomicLong acquisitions = new AtomicLong();
+                    String name = "z2-" + r;
+                    runThreads(8, seconds, t -> {
+                        Lock lock = clients.get(t % 4).lock(name);
+                        return () -> {
+                            lock.lock();
+                            lock.unlock();
+                            acquisitions.incrementAndGet();
+                        };
+                    });
+                    rate[r] = acquisitions.get() / (double) seconds;
+                } finally {
+                    clients.forEach(Library::close);
+                }
+            }
+            rates.put(library.getKey(), median(rate));
+            report.append(String.format(Locale.ROOT, " %,.0f |", median(rate)));
+            out.printf(Locale.ROOT, "Z2 %s: %.0f/s%n", library.getKey(), median(rate));
+        }
+        double ratio = rates.get("Relock") / rates.get("InterProcessMutex");
+        report.append(String.format(Locale.ROOT, " %.2f× | %s |%n%n", ratio, ratio >= 1 ? "met" : "not met"));
+    }
+
+    private void handOff(Map<String, Supplier<Library>> libraries) throws Exception {
+        report.append("## Z3 cross-client hand-off: release to acquire, ms\n\n| | p50 | p90 |\n|---|---|---|\n");
+        Map<String, Double> p50s = new LinkedHashMap<>();
+        for (var library : libraries.entrySet()) {
+            double[] latencies = new double[rounds];
+            try (Library a = library.getValue().get(); Library b = library.getValue().get()) {
+                for (int i = 0; i < rounds; i++) {
+                    Lock holder = (i % 2 == 0 ? a : b).lock("z3");
+                    Lock waiter = (i % 2 == 0 ? b : a).lock("z3");
+                    holder.lock();
+                    CountDownLatch started = new CountDownLatch(1);
+                    AtomicLong acquiredAt = new AtomicLong();
+                    Thread thread = new Thread(() -> {
+                        started.countDown();
+                        waiter.lock();
+                        acquiredAt.set(System.nanoTime());
+                        waiter.unlock();
+                    });
+                    thread.start();
+                    started.await();
+                    // Time for the waiter to queue and park: a measurement, not a test's synchronisation.
+                    TimeUnit.MILLISECONDS.sleep(30);
+                    long releasedAt = System.nanoTime();
+                    holder.unlock();
+                    thread.join();
+                    latencies[i] = (acquiredAt.get() - releasedAt) / 1e6;
+                }
+            }
+            Arrays.sort(latencies);
+            double p50 = latencies[rounds / 2];
+            p50s.put(library.getKey(), p50);
+            report.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f |%n", library.getKey(), p50,
+                    latencies[(int) (rounds * 0.9)]));
+            out.printf(Locale.ROOT, "Z3 %s: p50 %.2f ms%n", library.getKey(), p50);
+        }
+        double ratio = p50s.get("Relock") / p50s.get("InterProcessMutex");
+        report.append(String.format(Locale.ROOT, "%nRelock's p50 is %.2f× InterProcessMutex's; goal ≤ 1×: %s.%n%n",
+                ratio, ratio <= 1 ? "met" : "not met"));
+    }
+
+    /** Z4: a leader closes; the time until the other candidate is elected (its listener called). */
+    private void failover() throws Exception {
+        int tries = Math.max(5, rounds / 10);
+        double[] relock = new double[tries];
+        double[] latch = new double[tries];
+        for (int i = 0; i < tries; i++) {
+            relock[i] = relockFailover("z4-" + i);
+            latch[i] = latchFailover("/bench/latch/z4-" + i);
+        }
+        Arrays.sort(relock);
+        Arrays.sort(latch);
+        report.append("## Z4 failover: the leader closes, the next candidate is elected, ms (").append(tries)
+                .append(" rounds)\n\n| | p50 | max |\n|---|---|---|\n")
+                .append(String.format(Locale.ROOT, "| Relock LeaderElection | %.2f | %.2f |%n", relock[tries / 2],
+                        relock[tries - 1]))
+                .append(String.format(Locale.ROOT, "| Curator LeaderLatch | %.2f | %.2f |%n%n", latch[tries / 2],
+                        latch[tries - 1]));
+        out.printf(Locale.ROOT, "Z4: Relock p50 %.2f ms, LeaderLatch p50 %.2f ms%n", relock[tries / 2],
+                latch[tries / 2]);
+    }
+
+    private double relockFailover(String name) throws Exception {
+        try (Relock first = relockClient(); Relock second = relockClient()) {
+            CompletableFuture<Void> firstElected = new CompletableFuture<>();
+            AtomicLong secondElectedAt = new AtomicLong();
+            CompletableFuture<Void> secondElected = new CompletableFuture<>();
+            LeaderElection leader = first.getLeaderElection(name);
+            leader.start(listener(() -> firstElected.complete(null)));
+            firstElected.get(30, TimeUnit.SECONDS);
+            LeaderElection next = second.getLeaderElection(name);
+            next.start(listener(() -> {
+                secondElectedAt.set(System.nanoTime());
+                secondElected.complete(null);
+            }));
+            // Time for the second candidate to queue behind the leader.
+            TimeUnit.MILLISECONDS.sleep(50);
+            long closedAt = System.nanoTime();
+            leader.close();
+            secondElected.get(30, TimeUnit.SECONDS);
+            next.close();
+            return (secondElectedAt.get() - closedAt) / 1e6;
+        }
+    }
+
+    private static LeadershipListener listener(Runnable onElected) {
+        return new LeadershipListener() {
+            @Override
+            public void onElected(Leadership leadership) {
+                onElected.run();
+            }
+
+            @Override
+            public void onRevoked(Leadership leadership) {
+                // The bench only times elections.
+            }
+        };
+    }
+
+    private double latchFailover(String path) throws Exception {
+        try (CuratorFramework a = curator(); CuratorFramework b = curator()) {
+            LeaderLatch first = new LeaderLatch(a, path, "a");
+            first.start();
+            first.await(30, TimeUnit.SECONDS);
+            LeaderLatch second = new LeaderLatch(b, path, "b");
+            AtomicLong electedAt = new AtomicLong();
+            CountDownLatch elected = new CountDownLatch(1);
+            second.addListener(new LeaderLatchListener() {
+                @Override
+                public void isLeader() {
+                    electedAt.set(System.nanoTime());
+                    elected.countDown();
+                }
+
+                @Override
+                public void notLeader() {
+                    // The bench only times elections.
+                }
+            });
+            second.start();
+            TimeUnit.MILLISECONDS.sleep(50);
+            long closedAt = System.nanoTime();
+            first.close();
+            if (!elected.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("LeaderLatch elected nobody after the leader closed");
+            }
+            second.close();
+            return (electedAt.get() - closedAt) / 1e6;
+        }
+    }
+
+    @FunctionalInterface
+    private interface Body {
+        Runnable forThread(int thread) throws Exception;
+    }
+
+    private static void runThreads(int threads, int seconds, Body body) throws Exception {
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> workers = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < threads; t++) {
+            Runnable cycle = body.forThread(t);
+            Thread worker = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        cycle.run();
+                    }
+                } catch (RuntimeException e) {
+                    failures.add(e);
+                }
+            });
+            workers.add(worker);
+        }
+        workers.forEach(Thread::start);
+        TimeUnit.SECONDS.sleep(seconds);
+        stop.set(true);
+        for (Thread worker : workers) {
+            worker.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException("a bench thread failed", failures.get(0));
+        }
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+}
