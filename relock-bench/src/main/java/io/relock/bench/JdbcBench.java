@@ -100,7 +100,8 @@ public final class JdbcBench {
         report.append("# JDBC bench: Relock beside JdbcLockRegistry and ShedLock\n\n")
                 .append("Run ").append(Instant.now()).append(" on ").append(Runtime.getRuntime().availableProcessors())
                 .append(" cores; ").append(seconds).append(" s per case, median of ").append(repeats)
-                .append(" runs; pools of ").append(POOL).append(" connections per client. Reproduce: ")
+                .append(" runs (J1: after a warm-up of each library, the repeats taking the libraries in turns)")
+                .append("; pools of ").append(POOL).append(" connections per client. Reproduce: ")
                 .append("`mvn -q -B -Pjdbc-bench -DskipTests verify -Djdbc.args=\"--seconds ").append(seconds)
                 .append(" --repeats ").append(repeats).append("\"`.\n\n");
         try (PostgresServer postgres = PostgresServer.launch()) {
@@ -153,15 +154,34 @@ public final class JdbcBench {
         report.append(" Relock ÷ JdbcLockRegistry | goal ≥ 1.5× |\n|---|");
         libraries.keySet().forEach(name -> report.append("---|"));
         report.append("---|---|\n");
+        List<String> names = new ArrayList<>(libraries.keySet());
+        // Warm-up, not reported: the JIT has compiled every library's path before the first
+        // measured case, so the library measured first is not the cold one.
+        for (String name : names) {
+            uncontended(url, libraries.get(name), 1, -1);
+        }
         for (int threads : new int[] {1, 8, 64}) {
             report.append("| ").append(threads).append(" |");
+            Map<String, double[]> perRun = new LinkedHashMap<>();
+            Map<String, Double> statements = new LinkedHashMap<>();
+            names.forEach(name -> perRun.put(name, new double[repeats]));
+            for (int r = 0; r < repeats; r++) {
+                // Each repeat takes the libraries in another order: none always runs first.
+                List<String> order = new ArrayList<>(names);
+                java.util.Collections.rotate(order, r);
+                for (String name : order) {
+                    double[] result = uncontended(url, libraries.get(name), threads, r);
+                    perRun.get(name)[r] = result[0];
+                    statements.put(name, result[1]);
+                }
+            }
             Map<String, Double> rates = new LinkedHashMap<>();
-            for (var library : libraries.entrySet()) {
-                double[] result = uncontended(url, library.getValue(), threads);
-                rates.put(library.getKey(), result[0]);
-                report.append(String.format(Locale.ROOT, " %,.0f (%.1f) |", result[0], result[1]));
+            for (String name : names) {
+                double rate = median(perRun.get(name));
+                rates.put(name, rate);
+                report.append(String.format(Locale.ROOT, " %,.0f (%.1f) |", rate, statements.get(name)));
                 out.printf(Locale.ROOT, "%s J1/t%d %s: %.0f cycles/s, %.2f statements/cycle%n", title, threads,
-                        library.getKey(), result[0], result[1]);
+                        name, rate, statements.get(name));
             }
             double ratio = rates.get("Relock") / rates.get("JdbcLockRegistry");
             report.append(String.format(Locale.ROOT, " %.2f× | %s |%n", ratio, ratio >= 1.5 ? "met" : "not met"));
@@ -314,35 +334,30 @@ public final class JdbcBench {
         }
     }
 
-    /** J1: the median cycles/s over the repeats, and statements per cycle. */
-    private double[] uncontended(String url, Function<DataSource, Library> factory, int threads) throws Exception {
-        double[] rates = new double[repeats];
-        double statementsPerCycle = 0;
-        for (int r = 0; r < repeats; r++) {
-            int run = r;
-            try (HikariDataSource pool = pool(url, POOL)) {
-                Counting counting = new Counting(pool);
-                try (Library library = factory.apply(counting.dataSource())) {
-                    AtomicLong cycles = new AtomicLong();
-                    long before = counting.statements.get();
-                    runThreads(threads, seconds, t -> {
-                        Lock lock = library.lock("j1:" + run + ":" + t);
-                        return () -> {
-                            if (library.waits()) {
-                                lock.lock();
-                            } else if (!lock.tryLock()) {
-                                throw new IllegalStateException("an uncontended ShedLock lock was busy");
-                            }
-                            lock.unlock();
-                            cycles.incrementAndGet();
-                        };
-                    });
-                    rates[r] = cycles.get() / (double) seconds;
-                    statementsPerCycle = (counting.statements.get() - before) / (double) Math.max(1, cycles.get());
-                }
+    /** J1, one run ({@code run} names its locks; -1 for the warm-up): cycles/s, and statements per cycle. */
+    private double[] uncontended(String url, Function<DataSource, Library> factory, int threads, int run)
+            throws Exception {
+        try (HikariDataSource pool = pool(url, POOL)) {
+            Counting counting = new Counting(pool);
+            try (Library library = factory.apply(counting.dataSource())) {
+                AtomicLong cycles = new AtomicLong();
+                long before = counting.statements.get();
+                runThreads(threads, seconds, t -> {
+                    Lock lock = library.lock("j1:" + run + ":" + t);
+                    return () -> {
+                        if (library.waits()) {
+                            lock.lock();
+                        } else if (!lock.tryLock()) {
+                            throw new IllegalStateException("an uncontended ShedLock lock was busy");
+                        }
+                        lock.unlock();
+                        cycles.incrementAndGet();
+                    };
+                });
+                return new double[] {cycles.get() / (double) seconds,
+                    (counting.statements.get() - before) / (double) Math.max(1, cycles.get())};
             }
         }
-        return new double[] {median(rates), statementsPerCycle};
     }
 
     /** J2: 4 clients × 2 threads on one lock; the median acquisitions/s. */
