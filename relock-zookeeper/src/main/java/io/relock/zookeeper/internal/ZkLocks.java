@@ -487,7 +487,7 @@ final class ZkLocks {
                     } else if (code == KeeperException.Code.NONODE.intValue()) {
                         answer.complete(FORCED);
                     } else {
-                        answer.completeExceptionally(gateway.translate("check the node of lock '" + node.path + "'",
+                        answer.completeExceptionally(gateway.translate("check the node " + node.path,
                                 KeeperException.create(KeeperException.Code.get(code))));
                     }
                 }).forPath(node.path);
