@@ -92,21 +92,9 @@ public final class Demo {
             err.println("relock-demo: interrupted");
             return EXIT_FAILED;
         } catch (RuntimeException e) {
-            err.println("relock-demo: cannot run the demo: " + describe(e));
+            err.println("relock-demo: cannot run the demo: " + Report.describe(e));
             return EXIT_FAILED;
         }
-    }
-
-    /** The exception and the messages of its causes, which say what Redis answered. */
-    private static String describe(Throwable failure) {
-        StringBuilder text = new StringBuilder(failure.toString());
-        for (Throwable cause = failure.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
-            String message = cause.getMessage() != null ? cause.getMessage() : cause.toString();
-            if (text.indexOf(message) < 0) {
-                text.append(" <- ").append(message);
-            }
-        }
-        return text.toString();
     }
 
     private static int tourOnOwnServer(CommandLine commandLine, PrintStream out) throws InterruptedException {

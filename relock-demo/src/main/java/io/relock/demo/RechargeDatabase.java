@@ -190,7 +190,7 @@ final class RechargeDatabase implements AutoCloseable {
     }
 
     /**
-     * A connection pool for one service instance.
+     * A connection pool for one service instance, each connection in {@code READ COMMITTED}.
      *
      * @param name the pool's name, for the pool's own logs
      * @param size its largest number of connections
@@ -203,6 +203,7 @@ final class RechargeDatabase implements AutoCloseable {
         config.setPassword(password);
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(0);
+        config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         return new HikariDataSource(config);
     }
 

@@ -222,10 +222,11 @@ final class RechargeRace implements Scenario {
         }
         List<Throwable> errors = tally.errors();
         section.figure(run.label, outcome + (errors.isEmpty() ? "" : "; " + errors.size() + " errors (first: "
-                + errors.get(0) + ")") + (tally.finished() ? "" : "; some retries did not finish in " + TIMEOUT));
+                + Report.describe(errors.get(0)) + ")") + (tally.finished() ? "" : "; some retries did not finish in " + TIMEOUT));
     }
 
     private static String firstErrors(Map<Run, Tally> tallies) {
-        return tallies.values().stream().flatMap(tally -> tally.errors().stream()).limit(3).toList().toString();
+        return tallies.values().stream().flatMap(tally -> tally.errors().stream()).limit(3).map(Report::describe).toList()
+                .toString();
     }
 }

@@ -5,7 +5,6 @@ import io.relock.Relock;
 import io.relock.spring.RelockLocks;
 import io.relock.spring.WithLock;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.transaction.annotation.Isolation;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
@@ -16,8 +15,12 @@ import org.springframework.transaction.annotation.Transactional;
  * <p>Every form runs the seed's check-then-act in one {@code READ COMMITTED} transaction: read
  * the order's status, and if it is {@code NEW}, credit the account and mark the order paid. Two
  * transactions that both read {@code NEW} both credit; the forms differ only in the lock around
- * that, which is the point of scenario 2a. The transaction isolation is set explicitly so that
- * H2, PostgreSQL and MariaDB (whose default is {@code REPEATABLE READ}) behave the same.
+ * that, which is the point of scenario 2a. Each instance's connection pool sets the isolation on
+ * every connection it opens, so that H2, PostgreSQL and MariaDB (whose default is
+ * {@code REPEATABLE READ}) behave the same; the methods keep the connection's isolation rather
+ * than naming one, because Spring would then read the connection's isolation at every
+ * transaction, and H2 over TCP answers that read with an internal error now and then while
+ * other sessions commit.
  *
  * <p>A Spring bean: the methods are public and the class is not final so that Spring can proxy
  * them for {@link Transactional} and {@link WithLock}.
@@ -60,7 +63,7 @@ public class RechargeService {
     }
 
     /** Run 1: no lock at all. */
-    @Transactional(isolation = Isolation.READ_COMMITTED)
+    @Transactional
     public Outcome rechargeWithoutLock(String orderId, long amount) {
         return creditIfNew(orderId, amount);
     }
@@ -70,7 +73,7 @@ public class RechargeService {
      * {@code unlock()} runs before the transaction commits. Between the two, the next retry can
      * take the lock and read the order as {@code NEW}: the payment is written but not committed.
      */
-    @Transactional(isolation = Isolation.READ_COMMITTED)
+    @Transactional
     public Outcome rechargeLockInsideTransaction(String orderId, long amount) {
         DistributedLock lock = relock.getLock("order_" + orderId);
         lock.lock();
@@ -86,7 +89,7 @@ public class RechargeService {
      * the commit, so the next retry reads what this one committed.
      */
     @WithLock(name = "recharge", key = "#orderId", waitTime = "10s")
-    @Transactional(isolation = Isolation.READ_COMMITTED)
+    @Transactional
     public Outcome recharge(String orderId, long amount) {
         return creditIfNew(orderId, amount);
     }
@@ -96,7 +99,7 @@ public class RechargeService {
      * token that wrote it before, and the account is credited only if that write went through.
      */
     @WithLock(name = "recharge-fenced", key = "#orderId", type = WithLock.Type.FENCED, waitTime = "10s")
-    @Transactional(isolation = Isolation.READ_COMMITTED)
+    @Transactional
     public FencedOutcome rechargeFenced(String orderId, long amount) {
         long token = RelockLocks.current().token();
         Order order = order(orderId);

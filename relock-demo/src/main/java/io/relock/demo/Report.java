@@ -77,6 +77,21 @@ final class Report {
         line(INDENT + cleanup);
     }
 
+    /**
+     * The exception and the messages of its causes: the cause says what Redis or the database
+     * answered, where the outer exception only says what was being done.
+     */
+    static String describe(Throwable failure) {
+        StringBuilder text = new StringBuilder(failure.toString());
+        for (Throwable cause = failure.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            String message = cause.getMessage() != null ? cause.getMessage() : cause.toString();
+            if (text.indexOf(message) < 0) {
+                text.append(" <- ").append(message);
+            }
+        }
+        return text.toString();
+    }
+
     /** A duration for people: {@code 840 ms}, or {@code 3.2 s} from one second on. */
     static String human(Duration duration) {
         long millis = duration.toMillis();
