@@ -9,8 +9,10 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.context.annotation.Bean;
@@ -46,7 +48,8 @@ import io.relock.spring.WithLock;
 @ConditionalOnBooleanProperty(name = "relock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RelockProperties.class)
 // In this order: EnableRelockConfiguration's condition sees the client that ClientConfiguration defines.
-@Import({ RelockAutoConfiguration.DatabaseClientConfiguration.class, RelockAutoConfiguration.ClientConfiguration.class,
+@Import({ RelockAutoConfiguration.MissingStoreModule.class, RelockAutoConfiguration.DatabaseClientConfiguration.class,
+        RelockAutoConfiguration.ZooKeeperClientConfiguration.class, RelockAutoConfiguration.ClientConfiguration.class,
         RelockAutoConfiguration.EnableRelockConfiguration.class })
 public class RelockAutoConfiguration {
 
@@ -89,6 +92,93 @@ public class RelockAutoConfiguration {
                     properties, customizers.orderedStream().toList());
             return io.relock.jdbc.RelockJdbc.builder(dataSource).table(properties.getJdbc().getTable())
                     .createTable(properties.getJdbc().isCreateTable()).config(config).build();
+        }
+    }
+
+    /**
+     * The client on a ZooKeeper ensemble ({@code relock.store=zookeeper}): Relock's own Curator
+     * client on {@code relock.zookeeper.connect-string}, or else the application's
+     * {@code CuratorFramework} bean, which Relock leaves open when it closes.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.relock.zookeeper.RelockZooKeeper")
+    @ConditionalOnProperty(name = "relock.store", havingValue = "zookeeper")
+    static class ZooKeeperClientConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
+        Relock relock(RelockProperties properties, ObjectProvider<org.apache.curator.framework.CuratorFramework> curator,
+                ObjectProvider<RelockConfigCustomizer> customizers) {
+            RelockProperties.ZooKeeper zookeeper = properties.getZookeeper();
+            RelockConfig config = SpringRelockConfig.buildForDatabase(
+                    io.relock.zookeeper.RelockZooKeeper.PLACEHOLDER_SERVER, properties,
+                    customizers.orderedStream().toList());
+            io.relock.zookeeper.RelockZooKeeper.Builder builder;
+            String connectString = zookeeper.getConnectString();
+            if (connectString != null) {
+                builder = setting("relock.zookeeper.connect-string", connectString,
+                        () -> io.relock.zookeeper.RelockZooKeeper.builder(connectString));
+                if (zookeeper.getSessionTimeout() != null) {
+                    setting("relock.zookeeper.session-timeout", zookeeper.getSessionTimeout(),
+                            () -> builder.sessionTimeout(zookeeper.getSessionTimeout()));
+                }
+            } else {
+                org.apache.curator.framework.CuratorFramework application = curator.getIfUnique();
+                if (application == null) {
+                    throw new InvalidConfigurationPropertyValueException("relock.zookeeper.connect-string", null,
+                            "relock.store=zookeeper needs the ensemble: set relock.zookeeper.connect-string, or"
+                                    + " define one CuratorFramework bean for Relock to use");
+                }
+                if (zookeeper.getSessionTimeout() != null) {
+                    throw new InvalidConfigurationPropertyValueException("relock.zookeeper.session-timeout",
+                            zookeeper.getSessionTimeout(), "it applies to Relock's own Curator client, with"
+                                    + " relock.zookeeper.connect-string; the application's CuratorFramework bean has"
+                                    + " its own session timeout");
+                }
+                builder = setting("relock.store", "zookeeper",
+                        () -> io.relock.zookeeper.RelockZooKeeper.builder(application));
+            }
+            setting("relock.zookeeper.root", zookeeper.getRoot(), () -> builder.root(zookeeper.getRoot()));
+            setting("relock.zookeeper.operation-threads", zookeeper.getOperationThreads(),
+                    () -> builder.operationThreads(zookeeper.getOperationThreads()));
+            return builder.config(config).build();
+        }
+
+        /** Applies one setting; a value the builder refuses fails the start naming the property. */
+        private static <T> T setting(String property, Object value, java.util.function.Supplier<T> apply) {
+            try {
+                return apply.get();
+            } catch (IllegalArgumentException | NullPointerException e) {
+                throw new InvalidConfigurationPropertyValueException(property, value, e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * {@code relock.store=jdbc} or {@code zookeeper} without the module that keeps the locks
+     * there: the start fails saying which to add, rather than leaving the application without
+     * a client, or on Redis.
+     */
+    @Configuration(proxyBeanMethods = false)
+    static class MissingStoreModule {
+
+        @Bean
+        @ConditionalOnProperty(name = "relock.store", havingValue = "jdbc")
+        @ConditionalOnMissingClass("io.relock.jdbc.RelockJdbc")
+        Object relockJdbcModuleMissing() {
+            throw missing("jdbc", "relock-jdbc");
+        }
+
+        @Bean
+        @ConditionalOnProperty(name = "relock.store", havingValue = "zookeeper")
+        @ConditionalOnMissingClass("io.relock.zookeeper.RelockZooKeeper")
+        Object relockZooKeeperModuleMissing() {
+            throw missing("zookeeper", "relock-zookeeper");
+        }
+
+        private static InvalidConfigurationPropertyValueException missing(String store, String module) {
+            return new InvalidConfigurationPropertyValueException("relock.store", store,
+                    "add the dependency io.relock:" + module + " beside the starter");
         }
     }
 

@@ -1,5 +1,6 @@
 package io.relock.spring.boot;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -27,7 +28,13 @@ public class RelockHealthContributorAutoConfiguration {
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(name = "relockHealthIndicator")
-    RelockHealthIndicator relockHealthIndicator(Relock relock) {
-        return RelockHealthIndicator.register(relock, System::nanoTime);
+    RelockHealthIndicator relockHealthIndicator(Relock relock, ObjectProvider<RelockProperties> properties) {
+        RelockProperties.Store store = properties.getIfAvailable(RelockProperties::new).getStore();
+        String name = switch (store) {
+            case REDIS -> "Redis";
+            case JDBC -> "the database";
+            case ZOOKEEPER -> "ZooKeeper";
+        };
+        return RelockHealthIndicator.register(relock, name, System::nanoTime);
     }
 }

@@ -18,11 +18,12 @@ import io.relock.WatchdogTickEvent;
  * keep its locks.
  *
  * <ul>
- *   <li>UP when a read through the client reaches Redis (the lock info of the name
- *       {@value #PROBE_NAME}, under the key prefix; nothing is written) and the watchdog keeps
- *       time.</li>
- *   <li>DOWN when that read fails (Redis unreachable, a timeout, a refused command), with the
- *       error; after at most the client's command timeout. DOWN at once while the client knows
+ *   <li>UP when a read through the client reaches its store, Redis, the database or ZooKeeper
+ *       (the lock info of the name {@value #PROBE_NAME}; nothing is written) and the watchdog
+ *       keeps time.</li>
+ *   <li>DOWN when that read fails (the store unreachable, a timeout, a refused command), with
+ *       the error, which begins with the store's name ({@code relock.store}); after at most the
+ *       client's command timeout. DOWN at once while the client knows
  *       it is not connected ({@link Relock#isConnected()}): after a start without Redis
  *       ({@code relock.require-redis-at-startup=false}), or while it reconnects.</li>
  *   <li>DOWN when the watchdog's last tick started more than one watchdog timeout late (a
@@ -41,6 +42,7 @@ public final class RelockHealthIndicator extends AbstractHealthIndicator impleme
     static final String PROBE_NAME = "relock:health";
 
     private final Relock relock;
+    private final String store;
     private final LongSupplier nanoTime;
     private final long watchdogTimeoutNanos;
     private final LockObserver ticks = new LockObserver() {
@@ -52,18 +54,26 @@ public final class RelockHealthIndicator extends AbstractHealthIndicator impleme
     private volatile long lastLagNanos;
     private volatile long lastTickNanos;
 
-    /** An indicator that is not told of ticks until registered; {@link #register} is the way in. */
+    /** An indicator on Redis that is not told of ticks until registered; {@link #register} is the way in. */
     RelockHealthIndicator(Relock relock, LongSupplier nanoTime) {
+        this(relock, "Redis", nanoTime);
+    }
+
+    private RelockHealthIndicator(Relock relock, String store, LongSupplier nanoTime) {
         super("Relock health check failed");
         this.relock = Objects.requireNonNull(relock, "relock must not be null");
+        this.store = store;
         this.nanoTime = nanoTime;
         this.watchdogTimeoutNanos = relock.config().watchdogTimeout().toNanos();
         this.lastTickNanos = nanoTime.getAsLong();
     }
 
-    /** An indicator that observes {@code relock}'s watchdog from now until {@link #close()}. */
-    static RelockHealthIndicator register(Relock relock, LongSupplier nanoTime) {
-        RelockHealthIndicator indicator = new RelockHealthIndicator(relock, nanoTime);
+    /**
+     * An indicator that observes {@code relock}'s watchdog from now until {@link #close()};
+     * {@code store} names where the locks are, in its errors.
+     */
+    static RelockHealthIndicator register(Relock relock, String store, LongSupplier nanoTime) {
+        RelockHealthIndicator indicator = new RelockHealthIndicator(relock, store, nanoTime);
         relock.addObserver(indicator.ticks);
         return indicator;
     }
@@ -81,13 +91,13 @@ public final class RelockHealthIndicator extends AbstractHealthIndicator impleme
                 .withDetail("heldLocks", relock.heldLocks().size())
                 .withDetail("watchdogLagMillis", TimeUnit.NANOSECONDS.toMillis(lastLagNanos));
         if (!StartWithoutRedis.connected(relock)) {
-            builder.down().withDetail("error", "Redis: not connected; the client keeps trying to connect");
+            builder.down().withDetail("error", store + ": not connected; the client keeps trying to connect");
             return;
         }
         try {
             relock.getLockInfo(PROBE_NAME);
         } catch (RelockException | IllegalStateException e) {
-            builder.down().withDetail("error", "Redis: " + e.getMessage());
+            builder.down().withDetail("error", store + ": " + e.getMessage());
             return;
         }
         long lag = lastLagNanos;

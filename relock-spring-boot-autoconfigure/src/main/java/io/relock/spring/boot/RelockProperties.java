@@ -57,12 +57,15 @@ public class RelockProperties {
     private boolean requireRedisAtStartup = true;
 
     /**
-     * Where the locks live: redis (the default, from spring.data.redis.*) or jdbc (the
-     * application's DataSource, with relock-jdbc on the class path).
+     * Where the locks live: redis (the default, from spring.data.redis.*), jdbc (the
+     * application's DataSource, with relock-jdbc on the class path) or zookeeper (relock.zookeeper.*,
+     * with relock-zookeeper on the class path).
      */
     private Store store = Store.REDIS;
 
     private final Jdbc jdbc = new Jdbc();
+
+    private final ZooKeeper zookeeper = new ZooKeeper();
 
     private final ReplicaSync replicaSync = new ReplicaSync();
 
@@ -260,7 +263,7 @@ public class RelockProperties {
     /**
      * Sets {@code relock.store}.
      *
-     * @param store redis or jdbc
+     * @param store redis, jdbc or zookeeper
      */
     public void setStore(Store store) {
         this.store = store;
@@ -273,6 +276,15 @@ public class RelockProperties {
      */
     public Jdbc getJdbc() {
         return jdbc;
+    }
+
+    /**
+     * The ensemble and the lock nodes' path, with {@code relock.store=zookeeper}.
+     *
+     * @return {@code relock.zookeeper.*}
+     */
+    public ZooKeeper getZookeeper() {
+        return zookeeper;
     }
 
     /**
@@ -392,7 +404,103 @@ public class RelockProperties {
         /** On Redis, from Spring Boot's {@code spring.data.redis.*} connection. */
         REDIS,
         /** In the application's database, through its DataSource (relock-jdbc). */
-        JDBC
+        JDBC,
+        /** On a ZooKeeper ensemble, as ephemeral sequential nodes (relock-zookeeper). */
+        ZOOKEEPER
+    }
+
+    /** The ensemble of {@code relock.store=zookeeper}. */
+    public static class ZooKeeper {
+
+        /**
+         * The ensemble, e.g. zk1:2181,zk2:2181,zk3:2181: Relock starts and closes a Curator client
+         * of its own. Unset: the application's CuratorFramework bean, which Relock leaves open.
+         */
+        private String connectString;
+
+        /** The path under which the lock nodes are; clients that should exclude each other use the same. */
+        private String root = "/relock/locks";
+
+        /**
+         * The session timeout asked of ZooKeeper: how long a crashed or cut-off client keeps its
+         * locks. Only with connect-string (the application's Curator has its own). Default: 10s.
+         */
+        private Duration sessionTimeout;
+
+        /** How many ZooKeeper calls the client runs at once for async callers and woken waiters. Default: 8. */
+        private int operationThreads = 8;
+
+        /**
+         * The ensemble.
+         *
+         * @return {@code relock.zookeeper.connect-string}, or null for the application's Curator
+         */
+        public String getConnectString() {
+            return connectString;
+        }
+
+        /**
+         * Sets {@code relock.zookeeper.connect-string}.
+         *
+         * @param connectString host:port pairs, comma-separated
+         */
+        public void setConnectString(String connectString) {
+            this.connectString = connectString;
+        }
+
+        /**
+         * The lock nodes' path.
+         *
+         * @return {@code relock.zookeeper.root}
+         */
+        public String getRoot() {
+            return root;
+        }
+
+        /**
+         * Sets {@code relock.zookeeper.root}.
+         *
+         * @param root an absolute path, like /myapp/locks
+         */
+        public void setRoot(String root) {
+            this.root = root;
+        }
+
+        /**
+         * The session timeout.
+         *
+         * @return {@code relock.zookeeper.session-timeout}, or null for the default
+         */
+        public Duration getSessionTimeout() {
+            return sessionTimeout;
+        }
+
+        /**
+         * Sets {@code relock.zookeeper.session-timeout}.
+         *
+         * @param sessionTimeout at least one second
+         */
+        public void setSessionTimeout(Duration sessionTimeout) {
+            this.sessionTimeout = sessionTimeout;
+        }
+
+        /**
+         * The client's operation threads.
+         *
+         * @return {@code relock.zookeeper.operation-threads}
+         */
+        public int getOperationThreads() {
+            return operationThreads;
+        }
+
+        /**
+         * Sets {@code relock.zookeeper.operation-threads}.
+         *
+         * @param operationThreads 1 to 256
+         */
+        public void setOperationThreads(int operationThreads) {
+            this.operationThreads = operationThreads;
+        }
     }
 
     /** The lock table of {@code relock.store=jdbc}. */

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.WebApplicationType;
@@ -41,6 +42,10 @@ import io.relock.spring.WithLock;
  * 1 s}, from a counter all three contexts share; the 20 periods after all three contexts are
  * up are checked once the next one has begun: exactly one run each with {@code holdAtLeast}, and more than 20 runs in all (over one
  * per period on average) without it.
+ *
+ * <p>The same with the locks on ZooKeeper ({@code relock.store=zookeeper}, a real server the test
+ * starts): exactly one run in each of 10 periods with {@code holdAtLeast}, where the lock's node
+ * stays until the minimum has passed.
  */
 class ScheduledOncePerPeriodTest {
 
@@ -48,6 +53,7 @@ class ScheduledOncePerPeriodTest {
     static final RedisExtension redis = RedisExtension.perTest();
 
     private static final int PERIODS = 20;
+    private static final int ZOOKEEPER_PERIODS = 10;
     private static final long PERIOD_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long[] OFFSETS_MILLIS = {0, 150, 300};
 
@@ -57,24 +63,39 @@ class ScheduledOncePerPeriodTest {
 
     @Test
     void holdAtLeastMakesTheJobRunOncePerPeriodAndWithoutItTheLaterNodesRunItAgain(RedisServer server) {
-        Map<Integer, Integer> released = scenario(server, "report-released", "");
-        Map<Integer, Integer> kept = scenario(server, "report-kept", "900ms");
+        String redisUrl = "spring.data.redis.url=" + server.uri();
+        Map<Integer, Integer> released = scenario(redisUrl, "report-released", "", PERIODS);
+        Map<Integer, Integer> kept = scenario(redisUrl, "report-kept", "900ms", PERIODS);
 
         assertThat(released.values().stream().mapToInt(Integer::intValue).sum())
                 .as("runs over %s periods without holdAtLeast, by period: %s", PERIODS, released)
                 .isGreaterThan(PERIODS);
+        assertThat(kept).as("runs by period with holdAtLeast = 900ms").isEqualTo(once(PERIODS));
+    }
+
+    @Test
+    void onZooKeeperHoldAtLeastMakesTheJobRunOncePerPeriod() throws Exception {
+        try (TestingServer zookeeper = new TestingServer(true)) {
+            Map<Integer, Integer> kept = scenario("relock.store=zookeeper,relock.zookeeper.connect-string="
+                    + zookeeper.getConnectString(), "report-kept", "900ms", ZOOKEEPER_PERIODS);
+            assertThat(kept).as("runs by period with holdAtLeast = 900ms").isEqualTo(once(ZOOKEEPER_PERIODS));
+        }
+    }
+
+    private static Map<Integer, Integer> once(int periods) {
         Map<Integer, Integer> once = new TreeMap<>();
-        for (int period = 0; period < PERIODS; period++) {
+        for (int period = 0; period < periods; period++) {
             once.put(period, 1);
         }
-        assertThat(kept).as("runs by period with holdAtLeast = 900ms").isEqualTo(once);
+        return once;
     }
 
     /**
-     * Runs the three contexts until the 20 periods after all three are up have passed; returns
-     * the runs of each of those periods, numbered 0 to 19 (0 for a period without a run).
+     * Runs the three contexts, with {@code store} (comma-separated properties) saying where the
+     * locks are, until the {@code periods} after all three are up have passed; returns the runs of
+     * each of those periods, numbered from 0 (0 for a period without a run).
      */
-    private Map<Integer, Integer> scenario(RedisServer server, String lockName, String holdAtLeast) {
+    private Map<Integer, Integer> scenario(String store, String lockName, String holdAtLeast, int periods) {
         RUNS.clear();
         startNanos = System.nanoTime();
         List<ConfigurableApplicationContext> nodes = new ArrayList<>();
@@ -83,19 +104,20 @@ class ScheduledOncePerPeriodTest {
             for (long offset : OFFSETS_MILLIS) {
                 nodes.add(new SpringApplicationBuilder(Node.class)
                         .web(WebApplicationType.NONE)
-                        .properties("spring.data.redis.url=" + server.uri(), "spring.main.banner-mode=off",
+                        .properties(store.split(","))
+                        .properties("spring.main.banner-mode=off",
                                 "job.lock=" + lockName, "job.hold-at-least=" + holdAtLeast, "job.offset=" + offset)
                         .run());
             }
             first = (int) Math.floorDiv(System.nanoTime() - startNanos, PERIOD_NANOS) + 1;
-            int last = first + PERIODS - 1;
-            Eventually.await(Duration.ofSeconds(PERIODS + 30), "period " + (last + 1) + " begun",
+            int last = first + periods - 1;
+            Eventually.await(Duration.ofSeconds(periods + 30), "period " + (last + 1) + " begun",
                     () -> RUNS.keySet().stream().anyMatch(period -> period > last));
         } finally {
             nodes.forEach(ConfigurableApplicationContext::close);
         }
         Map<Integer, Integer> byPeriod = new TreeMap<>();
-        for (int period = 0; period < PERIODS; period++) {
+        for (int period = 0; period < periods; period++) {
             AtomicInteger runs = RUNS.get(first + period);
             byPeriod.put(period, runs == null ? 0 : runs.get());
         }
