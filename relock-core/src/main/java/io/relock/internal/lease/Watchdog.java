@@ -32,8 +32,11 @@ import org.slf4j.LoggerFactory;
  * one still running skips. The timer only sends commands, it never waits for Redis.
  *
  * <p>A hold is lost when a renewal finds it gone (its cause a force-unlock when the renew script
- * finds the note a force-release left for it, else none), or when renewals keep failing until
- * its lease would run out before the next tick (its cause the last failure).
+ * finds the note a force-release left for it, else none), when renewals keep failing until
+ * its lease would run out before the next tick (its cause the last failure), or when no renewal
+ * has been confirmed half a tick before its lease runs out (a renewal that hangs, as on
+ * a connection that swallows everything, fails only at the command timeout, which may be later
+ * than the lease's end): the holder hears of the loss while the lock is still its own.
  */
 public final class Watchdog {
 
@@ -251,6 +254,9 @@ public final class Watchdog {
             if (!stopped) {
                 everyTick.run();
             }
+            if (!stopped) {
+                watchDeadlines();
+            }
             if (!stopped && renewing.compareAndSet(false, true)) {
                 Tally tally = new Tally();
                 CompletableFuture<Void> done = new CompletableFuture<>();
@@ -276,6 +282,40 @@ public final class Watchdog {
             LOG.warn("watchdog tick failed; the next tick tries again", e);
         } finally {
             schedule();
+        }
+    }
+
+    /**
+     * Schedules, for each renewed hold whose lease runs out soon after the next tick, a check
+     * half a tick before the lease's end that gives the hold up unless a renewal was
+     * confirmed meanwhile.
+     * A lease already past is left to the renewal's answer (after a pause of this JVM, the
+     * renewal says whether the lock is still there).
+     */
+    private void watchDeadlines() {
+        long now = nanoTime.getAsLong();
+        long intervalNanos = TimeUnit.MILLISECONDS.toNanos(intervalMillis);
+        for (Hold hold : holds.values()) {
+            if (!hold.watchdog || hold.lost || hold.writePending()) {
+                continue;
+            }
+            long renewedAt = hold.renewedAtNanos;
+            long end = renewedAt + TimeUnit.MILLISECONDS.toNanos(hold.leaseMillis);
+            long giveUpAt = end - intervalNanos / 2;
+            // Scheduled at the last tick before the moment; a lease already past by this clock is left to the renewal.
+            if (giveUpAt - now <= intervalNanos && end - now > 0) {
+                timer.newTimeout(timeout -> giveUpIfNotRenewed(hold, renewedAt), Math.max(0, giveUpAt - now),
+                        TimeUnit.NANOSECONDS);
+            }
+        }
+    }
+
+    private void giveUpIfNotRenewed(Hold hold, long renewedAt) {
+        if (!stopped && hold.renewedAtNanos == renewedAt && hold.releasing.get() == 0 && isCurrent(hold)) {
+            markLost(hold, new RelockException("lock '" + hold.lock.getName() + "' was not renewed in time: no renewal"
+                    + " was confirmed in the " + TimeUnit.NANOSECONDS.toMillis(nanoTime.getAsLong() - renewedAt)
+                    + " ms of its " + hold.leaseMillis + " ms lease, which runs out before the next could be; another"
+                    + " client may take the lock then"), null);
         }
     }
 
@@ -389,15 +429,18 @@ public final class Watchdog {
     }
 
     private void markLost(Hold hold, Throwable cause, Tally tally) {
-        if (hold.lost) {
-            return;
+        // A renewal's answer and the deadline check may both find the hold lost, on different threads: told once.
+        synchronized (hold) {
+            if (hold.lost) {
+                return;
+            }
+            hold.lossCause = cause;
+            hold.renewedAtNanos = nanoTime.getAsLong();
+            hold.lost = true;
         }
         if (tally != null) {
             tally.lost.incrementAndGet();
         }
-        hold.lossCause = cause;
-        hold.renewedAtNanos = nanoTime.getAsLong();
-        hold.lost = true;
         onLost.accept(hold, cause);
     }
 }

@@ -295,6 +295,41 @@ public class WatchdogTest {
                 .hasMessageContaining(outcome.equals("TOO_FEW") ? "only 0 of 1 replicas" : "re-established");
     }
 
+    @Test
+    void aRenewalThatHangsLosesTheHoldHalfATickBeforeTheLeaseEndsAndTellsTheListenerOnce() throws Exception {
+        Hold hold = acquireRenewed("swallowed", 1);
+        tick(); // 1 s: the renewal goes out and is never answered, as on a connection that swallows everything
+        tick(); // 2 s: skipped (the renewal is still out); the lease ends before the tick after next
+        assertThat(redis.calls).hasSize(1);
+        assertThat(hold.lost).isFalse();
+
+        advance(INTERVAL / 2); // 2.5 s: half a tick before the lease's end at 3 s
+        timer.elapse();
+        assertThat(hold.lost).isTrue();
+        assertThat(losses).hasSize(1);
+        assertThat(losses.get(0).cause()).isInstanceOf(RelockException.class)
+                .hasMessageContaining("lock 'swallowed' was not renewed in time")
+                .hasMessageContaining("of its 3000 ms lease");
+
+        redis.last().fail(new RelockConnectionException("command timed out", null));
+        assertThat(losses).as("the renewal's late failure tells nobody again").hasSize(1);
+    }
+
+    @Test
+    void aSlowRenewalAnsweredBeforeTheDeadlineKeepsTheHold() throws Exception {
+        Hold hold = acquireRenewed("slow-reply", 1);
+        tick();
+        tick();
+        advance(INTERVAL / 4); // 2.25 s: the reply to the renewal sent at 1 s comes in
+        redis.last().answer(1);
+        advance(INTERVAL / 4); // 2.5 s: the deadline check finds the hold renewed as of 1 s
+        timer.elapse();
+
+        assertThat(hold.lost).isFalse();
+        assertThat(losses).isEmpty();
+        assertThat(leaseLeft("slow-reply")).isEqualTo(LEASE - (INTERVAL + INTERVAL / 2));
+    }
+
     // ---- one tick at a time, and batches ------------------------------------------------------
 
     @Test
