@@ -1,45 +1,24 @@
 package io.relock.jdbc.internal;
 
-import io.netty.util.HashedWheelTimer;
-import io.netty.util.Timer;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.relock.ClientInfo;
 import io.relock.DistributedLock;
 import io.relock.DistributedReadWriteLock;
 import io.relock.FencedLock;
-import io.relock.HeldLock;
 import io.relock.LockInfo;
-import io.relock.LockListener;
-import io.relock.LockLostEvent;
-import io.relock.LockObserver;
 import io.relock.RelockConfig;
-import io.relock.internal.Client;
 import io.relock.internal.ClientLife;
-import io.relock.internal.Clients;
-import io.relock.internal.backend.Budget;
-import io.relock.internal.backend.ChannelCommands;
+import io.relock.internal.StoreClient;
 import io.relock.internal.backend.LockKeys;
-import io.relock.internal.engine.Acquisition;
-import io.relock.internal.engine.LockClient;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.engine.WaitPolicy;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Futures;
-import io.relock.internal.support.Observers;
 import io.relock.internal.types.FencedEngineLock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
@@ -52,8 +31,7 @@ import org.slf4j.LoggerFactory;
  * blocks), two workers for listeners and elections, the timer, and on PostgreSQL the listening
  * thread.
  */
-public final class JdbcClient extends LockClient implements Client {
-
+public final class JdbcClient extends StoreClient {
     private static final Logger LOG = LoggerFactory.getLogger(JdbcClient.class);
 
     /** The longest a lock's name may be: the table's {@code name} column. */
@@ -63,33 +41,10 @@ public final class JdbcClient extends LockClient implements Client {
     /** ... and its cap: a waiter asks again at most this long (at least half of it) after the last try. */
     public static final Duration POLL_MAX = Duration.ofMillis(50);
 
-    /**
-     * Waiters need no subscription here: PostgreSQL's notifications of every lock come on the
-     * table's one channel, and MySQL has none. The channels only park waiters and wake them.
-     */
-    private static final ChannelCommands NOTHING_TO_SUBSCRIBE = new ChannelCommands() {
-        @Override
-        public CompletableFuture<Void> subscribe(String channel) {
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public CompletableFuture<Void> unsubscribe(String channel) {
-            return CompletableFuture.completedFuture(null);
-        }
-    };
-
-    private final RelockConfig config;
     private final DataSource dataSource;
-    private final String clientId = UUID.randomUUID().toString();
-    private final Instant startedAt = Instant.now();
-    private final HashedWheelTimer timer;
-    private final ExecutorService statements;
-    private final ScheduledExecutorService workers;
     private final JdbcGateway gateway;
     private final UnlockChannels channels;
     private final PgNotifications listening;
-    private final Observers observers;
     private final Watchdog watchdog;
     private final ClientLife life;
     private final WaitPolicy waitPolicy;
@@ -107,54 +62,46 @@ public final class JdbcClient extends LockClient implements Client {
             RelockConfig config, int statementThreads, Duration retention) {}
 
     private JdbcClient(Settings settings, Dialect dialect, String target, boolean setIsolation) {
-        this.config = settings.config();
+        super(settings.config(), "relock-jdbc", "statement", settings.statementThreads());
         this.dataSource = settings.dataSource();
-        this.timer = new HashedWheelTimer(JdbcGateway.internal(new DefaultThreadFactory("relock-jdbc-timer", true)), 10,
-                TimeUnit.MILLISECONDS);
-        this.statements = Executors.newFixedThreadPool(settings.statementThreads(),
-                JdbcGateway.internal(new DefaultThreadFactory("relock-jdbc-statement", true)));
-        ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(2,
-                JdbcGateway.internal(new DefaultThreadFactory("relock-jdbc-worker", true)));
-        pool.setRemoveOnCancelPolicy(true);
-        this.workers = pool;
-        this.gateway = new JdbcGateway(settings.dataSource(), dialect, statements, config.commandTimeout().toMillis(),
+        this.gateway = new JdbcGateway(settings.dataSource(), dialect, calls(), config().commandTimeout().toMillis(),
                 target, setIsolation);
         this.retentionMillis = settings.retention().toMillis();
-        this.channels = new UnlockChannels(NOTHING_TO_SUBSCRIBE, timer, false);
+        this.channels = new UnlockChannels(NOTHING_TO_SUBSCRIBE, timer(), false);
         if (dialect instanceof PostgresDialect postgres) {
-            this.listening = new PgNotifications(settings.listenDataSource(), postgres.channel(), channels, clientId);
+            this.listening = new PgNotifications(settings.listenDataSource(), postgres.channel(), channels, clientId());
             this.waitPolicy = WaitPolicy.PUB_SUB;
         } else {
             this.listening = null;
             this.waitPolicy = WaitPolicy.backoff(POLL_INITIAL, POLL_MAX);
         }
-        this.spinPolicy = WaitPolicy.backoff(config.spinBackoffInitial(), config.spinBackoffMax());
-        this.observers = new Observers(config.observers());
-        this.life = new ClientLife(clientId, config, this::nanoTime, observers, workers, new ClientLife.Resources() {
-            @Override
-            public Watchdog watchdog() {
-                return watchdog;
-            }
+        this.spinPolicy = WaitPolicy.backoff(config().spinBackoffInitial(), config().spinBackoffMax());
+        this.life = new ClientLife(clientId(), config(), this::nanoTime, observers(), workers(),
+                new ClientLife.Resources() {
+                    @Override
+                    public Watchdog watchdog() {
+                        return watchdog;
+                    }
 
-            @Override
-            public CompletableFuture<?> deregister() {
-                return CompletableFuture.completedFuture(null);
-            }
+                    @Override
+                    public CompletableFuture<?> deregister() {
+                        return CompletableFuture.completedFuture(null);
+                    }
 
-            @Override
-            public void closeConnections() {
-                if (listening != null) {
-                    listening.close();
-                }
-            }
+                    @Override
+                    public void closeConnections() {
+                        if (listening != null) {
+                            listening.close();
+                        }
+                    }
 
-            @Override
-            public void stopThreads(long stopMillis, long waitMillis) {
-                stopAll(waitMillis);
-            }
-        });
-        this.watchdog = new Watchdog(gateway, timer, this::nanoTime, config.watchdogTimeout().toMillis(), life::lost,
-                observers, this::sweepNowAndThen);
+                    @Override
+                    public void stopThreads(long stopMillis, long waitMillis) {
+                        shutDownThreads(waitMillis);
+                    }
+                });
+        this.watchdog = new Watchdog(gateway, timer(), this::nanoTime, config().watchdogTimeout().toMillis(),
+                life::lost, observers(), this::sweepNowAndThen);
     }
 
     /**
@@ -174,14 +121,15 @@ public final class JdbcClient extends LockClient implements Client {
                 return null;
             });
         } catch (RuntimeException e) {
-            client.stopAll(1000);
+            client.shutDownThreads(1000);
             throw e;
         }
         if (client.listening != null) {
             client.listening.start();
         }
         client.watchdog.start();
-        LOG.debug("Relock client {} on {} at {}, table {}", client.clientId, probe.dialect().product(), probe.target(),
+        LOG.debug("Relock client {} on {} at {}, table {}", client.clientId(), probe.dialect().product(),
+                probe.target(),
                 settings.table());
         return client;
     }
@@ -189,21 +137,6 @@ public final class JdbcClient extends LockClient implements Client {
     /** The DDL of the lock table on {@code database} (PostgreSQL, MySQL, MariaDB), for a table named {@code table}. */
     public static String ddl(String database, String table) {
         return Probe.dialectOf(database, table).ddl();
-    }
-
-    private void stopAll(long waitMillis) {
-        statements.shutdown();
-        workers.shutdown();
-        try {
-            statements.awaitTermination(waitMillis, TimeUnit.MILLISECONDS);
-            workers.awaitTermination(waitMillis, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            statements.shutdownNow();
-            workers.shutdownNow();
-            timer.stop();
-        }
     }
 
     /** On a watchdog tick, at most every quarter of the retention: deletes the rows of long-free locks. */
@@ -292,7 +225,8 @@ public final class JdbcClient extends LockClient implements Client {
         if (row == null) {
             return new LockInfo(name, Map.of(), -2, 0, Map.of(), LockInfo.Kind.NONE);
         }
-        Map<String, ClientInfo> clients = row.owner().startsWith(clientId + ":") ? Map.of(clientId, self()) : Map.of();
+        Map<String, ClientInfo> clients =
+                row.owner().startsWith(clientId() + ":") ? Map.of(clientId(), self()) : Map.of();
         return new LockInfo(name, Map.of(row.owner(), (long) row.holds()), row.ttlMillis(), 0, clients,
                 LockInfo.Kind.REENTRANT);
     }
@@ -305,98 +239,8 @@ public final class JdbcClient extends LockClient implements Client {
     }
 
     @Override
-    public List<HeldLock> heldLocks() {
-        return watchdog.held();
-    }
-
-    @Override
     public boolean isConnected() {
         return gateway.isReachable() && (listening == null || listening.isConnected());
-    }
-
-    @Override
-    public ClientInfo self() {
-        return Clients.thisProcess(clientId, startedAt);
-    }
-
-    @Override
-    public String clientId() {
-        return clientId;
-    }
-
-    @Override
-    public RelockConfig config() {
-        return config;
-    }
-
-    @Override
-    public void addListener(LockListener listener) {
-        life.addListener(listener);
-    }
-
-    @Override
-    public boolean removeListener(LockListener listener) {
-        return life.removeListener(listener);
-    }
-
-    @Override
-    public void addObserver(LockObserver observer) {
-        observers.add(observer);
-    }
-
-    @Override
-    public boolean removeObserver(LockObserver observer) {
-        return observers.remove(observer);
-    }
-
-    @Override
-    public void publishLost(LockLostEvent event) {
-        life.publishLost(event);
-    }
-
-    @Override
-    public void checkOpen() {
-        life.checkOpen();
-    }
-
-    @Override
-    public int trackedHolds() {
-        return watchdog.size();
-    }
-
-    @Override
-    public ScheduledExecutorService workers() {
-        return workers;
-    }
-
-    @Override
-    public void addElection(Closing election) {
-        life.addElection(election);
-    }
-
-    @Override
-    public void removeElection(Closing election) {
-        life.removeElection(election);
-    }
-
-    @Override
-    public void close() {
-        life.close();
-    }
-
-    @Override
-    public void releaseAndClose() {
-        life.releaseAndClose();
-    }
-
-    @Override
-    public long nanoTime() {
-        return System.nanoTime();
-    }
-
-    @Override
-    public Observers observers() {
-        return observers;
     }
 
     @Override
@@ -405,61 +249,18 @@ public final class JdbcClient extends LockClient implements Client {
     }
 
     @Override
+    protected ClientLife life() {
+        return life;
+    }
+
+    @Override
     public JdbcGateway gateway() {
         return gateway;
-    }
-
-    /** A waiting call's statements get the command timeout each; the wait's own deadline bounds the waiting. */
-    @Override
-    public Budget budget(long waitDeadlineNanos) {
-        long end = Math.max(waitDeadlineNanos, nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis()));
-        return new Budget(end, end);
-    }
-
-    @Override
-    public Budget budget() {
-        long end = nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis());
-        return new Budget(end, end);
-    }
-
-    @Override
-    public Timer timer() {
-        return timer;
     }
 
     @Override
     public UnlockChannels channels() {
         return channels;
-    }
-
-    @Override
-    public Executor executor() {
-        return workers;
-    }
-
-    @Override
-    public void register(Acquisition acquisition) {
-        life.register(acquisition);
-    }
-
-    @Override
-    public void unregister(Acquisition acquisition) {
-        life.unregister(acquisition);
-    }
-
-    @Override
-    public String field(long ownerId) {
-        return clientId + ":" + ownerId;
-    }
-
-    @Override
-    public long commandTimeoutMillis() {
-        return config.commandTimeout().toMillis();
-    }
-
-    @Override
-    public boolean replicaSync() {
-        return false;
     }
 
     @Override

@@ -3,9 +3,8 @@ package io.relock.jdbc.internal;
 import io.relock.RelockConnectionException;
 import io.relock.RelockException;
 import io.relock.RelockTimeoutException;
+import io.relock.internal.backend.DurableGateway;
 import io.relock.internal.backend.Renewal;
-import io.relock.internal.backend.RenewalGateway;
-import io.relock.internal.backend.WriteConfirmation;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientConnectionException;
@@ -26,7 +25,7 @@ import javax.sql.DataSource;
  * on the database. A failure completes the future with a {@link RelockException} that names the
  * operation; a lost connection with {@link RelockConnectionException}.
  */
-public final class JdbcGateway implements RenewalGateway {
+public final class JdbcGateway extends DurableGateway {
 
     /** One statement's work on a connection. */
     @FunctionalInterface
@@ -76,17 +75,6 @@ public final class JdbcGateway implements RenewalGateway {
         return reachable;
     }
 
-    /** Set on every thread of a JDBC client: none of them may block in a statement of a caller's. */
-    private static final ThreadLocal<Boolean> INTERNAL = ThreadLocal.withInitial(() -> false);
-
-    /** A thread factory whose threads are marked as the client's own (see {@link #submitOnCaller}). */
-    static java.util.concurrent.ThreadFactory internal(java.util.concurrent.ThreadFactory factory) {
-        return task -> factory.newThread(() -> {
-            INTERNAL.set(true);
-            task.run();
-        });
-    }
-
     /**
      * Runs {@code work} on the calling thread when that thread is a caller blocked in the
      * synchronous API ({@code callerBlocks}), since it waits for the answer anyway: no hand-over
@@ -94,7 +82,7 @@ public final class JdbcGateway implements RenewalGateway {
      * a later attempt woken by a release or a timer) it goes to a statement thread.
      */
     public <T> CompletableFuture<T> submitOnCaller(String operation, boolean callerBlocks, Work<T> work) {
-        if (!callerBlocks || INTERNAL.get()) {
+        if (!callerBlocks || onInternalThread()) {
             return submit(operation, work);
         }
         // The statement runs to its end whatever the caller's interrupt, as one sent to Redis
@@ -205,27 +193,6 @@ public final class JdbcGateway implements RenewalGateway {
 
     @Override
     public long connectionEpoch() {
-        return 0;
-    }
-
-    /** A committed statement is the write: there are no replicas to wait for here. */
-    @Override
-    public CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore) {
-        return CompletableFuture.completedFuture(WriteConfirmation.CONFIRMED);
-    }
-
-    @Override
-    public int replicaSyncMinReplicas() {
-        return 0;
-    }
-
-    @Override
-    public long replicaSyncTimeoutMillis() {
-        return 0;
-    }
-
-    @Override
-    public int slotOf(String key) {
         return 0;
     }
 

@@ -1,44 +1,22 @@
 package io.relock.zookeeper.internal;
 
-import io.netty.util.HashedWheelTimer;
-import io.netty.util.Timer;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import io.relock.ClientInfo;
 import io.relock.DistributedLock;
 import io.relock.DistributedReadWriteLock;
 import io.relock.FencedLock;
-import io.relock.HeldLock;
 import io.relock.LockInfo;
-import io.relock.LockListener;
-import io.relock.LockLostEvent;
-import io.relock.LockObserver;
 import io.relock.RelockConfig;
-import io.relock.internal.Client;
 import io.relock.internal.ClientLife;
-import io.relock.internal.Clients;
-import io.relock.internal.backend.Budget;
-import io.relock.internal.backend.ChannelCommands;
+import io.relock.internal.StoreClient;
 import io.relock.internal.backend.LockKeys;
-import io.relock.internal.engine.Acquisition;
-import io.relock.internal.engine.LockClient;
 import io.relock.internal.engine.LockEngine;
 import io.relock.internal.engine.UnlockChannels;
 import io.relock.internal.engine.WaitPolicy;
 import io.relock.internal.lease.Watchdog;
 import io.relock.internal.support.Args;
 import io.relock.internal.support.Futures;
-import io.relock.internal.support.Observers;
 import io.relock.internal.types.FencedEngineLock;
-import java.time.Instant;
-import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -52,25 +30,11 @@ import org.slf4j.LoggerFactory;
  * threads (Curator's calls block), two workers for listeners and elections, the timer, and
  * Curator's own.
  */
-public final class ZkClient extends LockClient implements Client {
-
+public final class ZkClient extends StoreClient {
     private static final Logger LOG = LoggerFactory.getLogger(ZkClient.class);
 
     /** The longest a lock's name may be, in characters. */
     public static final int MAX_NAME_LENGTH = 1024;
-
-    /** Waiters subscribe to nothing: a watch on the node each waits behind wakes it. */
-    private static final ChannelCommands NOTHING_TO_SUBSCRIBE = new ChannelCommands() {
-        @Override
-        public CompletableFuture<Void> subscribe(String channel) {
-            return CompletableFuture.completedFuture(null);
-        }
-
-        @Override
-        public CompletableFuture<Void> unsubscribe(String channel) {
-            return CompletableFuture.completedFuture(null);
-        }
-    };
 
     /**
      * What {@code RelockZooKeeper.Builder} settled.
@@ -82,68 +46,53 @@ public final class ZkClient extends LockClient implements Client {
     public record Settings(CuratorFramework curator, boolean ownsCurator, String root, RelockConfig config,
             int operationThreads) {}
 
-    private final RelockConfig config;
     private final CuratorFramework curator;
     private final boolean ownsCurator;
-    private final String clientId = UUID.randomUUID().toString();
-    private final Instant startedAt = Instant.now();
-    private final HashedWheelTimer timer;
-    private final ExecutorService operations;
-    private final ScheduledExecutorService workers;
     private final ZkGateway gateway;
     private final ZkLocks locks;
     private final UnlockChannels channels;
-    private final Observers observers;
     private final Watchdog watchdog;
     private final ClientLife life;
     private final ConnectionStateListener stateListener;
 
     private ZkClient(Settings settings) {
-        this.config = settings.config();
+        super(settings.config(), "relock-zk", "operation", settings.operationThreads());
         this.curator = settings.curator();
         this.ownsCurator = settings.ownsCurator();
-        this.timer = new HashedWheelTimer(ZkGateway.internal(new DefaultThreadFactory("relock-zk-timer", true)), 10,
-                TimeUnit.MILLISECONDS);
-        this.operations = Executors.newFixedThreadPool(settings.operationThreads(),
-                ZkGateway.internal(new DefaultThreadFactory("relock-zk-operation", true)));
-        ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(2,
-                ZkGateway.internal(new DefaultThreadFactory("relock-zk-worker", true)));
-        pool.setRemoveOnCancelPolicy(true);
-        this.workers = pool;
-        this.gateway = new ZkGateway(operations, curator.getZookeeperClient().getCurrentConnectionString());
-        this.channels = new UnlockChannels(NOTHING_TO_SUBSCRIBE, timer, false);
-        this.locks = new ZkLocks(curator, settings.root(), gateway, channels, timer, this::watchdog);
+        this.gateway = new ZkGateway(calls(), curator.getZookeeperClient().getCurrentConnectionString());
+        this.channels = new UnlockChannels(NOTHING_TO_SUBSCRIBE, timer(), false);
+        this.locks = new ZkLocks(curator, settings.root(), gateway, channels, timer(), this::watchdog);
         gateway.attach(locks);
-        this.observers = new Observers(config.observers());
-        this.life = new ClientLife(clientId, config, this::nanoTime, observers, workers, new ClientLife.Resources() {
-            @Override
-            public Watchdog watchdog() {
-                return watchdog;
-            }
+        this.life = new ClientLife(clientId(), config(), this::nanoTime, observers(), workers(),
+                new ClientLife.Resources() {
+                    @Override
+                    public Watchdog watchdog() {
+                        return watchdog;
+                    }
 
-            @Override
-            public CompletableFuture<?> deregister() {
-                return CompletableFuture.completedFuture(null);
-            }
+                    @Override
+                    public CompletableFuture<?> deregister() {
+                        return CompletableFuture.completedFuture(null);
+                    }
 
-            @Override
-            public void closeConnections() {
-                curator.getConnectionStateListenable().removeListener(stateListener);
-                if (ownsCurator) {
-                    // The session ends, and every node of this client with it.
-                    curator.close();
-                } else {
-                    locks.deleteAll();
-                }
-            }
+                    @Override
+                    public void closeConnections() {
+                        curator.getConnectionStateListenable().removeListener(stateListener);
+                        if (ownsCurator) {
+                            // The session ends, and every node of this client with it.
+                            curator.close();
+                        } else {
+                            locks.deleteAll();
+                        }
+                    }
 
-            @Override
-            public void stopThreads(long stopMillis, long waitMillis) {
-                stopAll(waitMillis);
-            }
-        });
-        this.watchdog = new Watchdog(gateway, timer, this::nanoTime, config.watchdogTimeout().toMillis(), life::lost,
-                observers, () -> { });
+                    @Override
+                    public void stopThreads(long stopMillis, long waitMillis) {
+                        shutDownThreads(waitMillis);
+                    }
+                });
+        this.watchdog = new Watchdog(gateway, timer(), this::nanoTime, config().watchdogTimeout().toMillis(),
+                life::lost, observers(), () -> { });
         this.stateListener = (client, state) -> locks.stateChanged(state);
     }
 
@@ -162,10 +111,10 @@ public final class ZkClient extends LockClient implements Client {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            client.stopAll(1000);
+            client.shutDownThreads(1000);
             throw new io.relock.RelockException("interrupted while connecting to ZooKeeper", e);
         } catch (RuntimeException e) {
-            client.stopAll(1000);
+            client.shutDownThreads(1000);
             if (settings.ownsCurator()) {
                 settings.curator().close();
             }
@@ -173,24 +122,9 @@ public final class ZkClient extends LockClient implements Client {
         }
         settings.curator().getConnectionStateListenable().addListener(client.stateListener);
         client.watchdog.start();
-        LOG.debug("Relock client {} on ZooKeeper at {}, root {}", client.clientId, client.gateway.target(),
+        LOG.debug("Relock client {} on ZooKeeper at {}, root {}", client.clientId(), client.gateway.target(),
                 settings.root());
         return client;
-    }
-
-    private void stopAll(long waitMillis) {
-        operations.shutdown();
-        workers.shutdown();
-        try {
-            operations.awaitTermination(waitMillis, TimeUnit.MILLISECONDS);
-            workers.awaitTermination(waitMillis, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            operations.shutdownNow();
-            workers.shutdownNow();
-            timer.stop();
-        }
     }
 
     /** The node under which the holds and waiters of lock {@code name} are, below {@code root}. */
@@ -264,8 +198,9 @@ public final class ZkClient extends LockClient implements Client {
         if (snapshot.holders().isEmpty()) {
             return new LockInfo(name, Map.of(), -2, snapshot.waiters(), Map.of(), LockInfo.Kind.NONE);
         }
-        boolean ours = snapshot.holders().keySet().stream().anyMatch(owner -> owner.startsWith(clientId + ":"));
-        return new LockInfo(name, snapshot.holders(), -1, snapshot.waiters(), ours ? Map.of(clientId, self()) : Map.of(),
+        boolean ours = snapshot.holders().keySet().stream().anyMatch(owner -> owner.startsWith(clientId() + ":"));
+        return new LockInfo(name, snapshot.holders(), -1, snapshot.waiters(),
+                ours ? Map.of(clientId(), self()) : Map.of(),
                 snapshot.readWrite() ? LockInfo.Kind.READ_WRITE : LockInfo.Kind.REENTRANT);
     }
 
@@ -278,98 +213,8 @@ public final class ZkClient extends LockClient implements Client {
     }
 
     @Override
-    public List<HeldLock> heldLocks() {
-        return watchdog.held();
-    }
-
-    @Override
     public boolean isConnected() {
         return curator.getZookeeperClient().isConnected();
-    }
-
-    @Override
-    public ClientInfo self() {
-        return Clients.thisProcess(clientId, startedAt);
-    }
-
-    @Override
-    public String clientId() {
-        return clientId;
-    }
-
-    @Override
-    public RelockConfig config() {
-        return config;
-    }
-
-    @Override
-    public void addListener(LockListener listener) {
-        life.addListener(listener);
-    }
-
-    @Override
-    public boolean removeListener(LockListener listener) {
-        return life.removeListener(listener);
-    }
-
-    @Override
-    public void addObserver(LockObserver observer) {
-        observers.add(observer);
-    }
-
-    @Override
-    public boolean removeObserver(LockObserver observer) {
-        return observers.remove(observer);
-    }
-
-    @Override
-    public void publishLost(LockLostEvent event) {
-        life.publishLost(event);
-    }
-
-    @Override
-    public void checkOpen() {
-        life.checkOpen();
-    }
-
-    @Override
-    public int trackedHolds() {
-        return watchdog.size();
-    }
-
-    @Override
-    public ScheduledExecutorService workers() {
-        return workers;
-    }
-
-    @Override
-    public void addElection(Closing election) {
-        life.addElection(election);
-    }
-
-    @Override
-    public void removeElection(Closing election) {
-        life.removeElection(election);
-    }
-
-    @Override
-    public void close() {
-        life.close();
-    }
-
-    @Override
-    public void releaseAndClose() {
-        life.releaseAndClose();
-    }
-
-    @Override
-    public long nanoTime() {
-        return System.nanoTime();
-    }
-
-    @Override
-    public Observers observers() {
-        return observers;
     }
 
     @Override
@@ -378,61 +223,18 @@ public final class ZkClient extends LockClient implements Client {
     }
 
     @Override
+    protected ClientLife life() {
+        return life;
+    }
+
+    @Override
     public ZkGateway gateway() {
         return gateway;
-    }
-
-    /** A waiting call's statements get the command timeout each; the wait's own deadline bounds the waiting. */
-    @Override
-    public Budget budget(long waitDeadlineNanos) {
-        long end = Math.max(waitDeadlineNanos, nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis()));
-        return new Budget(end, end);
-    }
-
-    @Override
-    public Budget budget() {
-        long end = nanoTime() + TimeUnit.MILLISECONDS.toNanos(commandTimeoutMillis());
-        return new Budget(end, end);
-    }
-
-    @Override
-    public Timer timer() {
-        return timer;
     }
 
     @Override
     public UnlockChannels channels() {
         return channels;
-    }
-
-    @Override
-    public Executor executor() {
-        return workers;
-    }
-
-    @Override
-    public void register(Acquisition acquisition) {
-        life.register(acquisition);
-    }
-
-    @Override
-    public void unregister(Acquisition acquisition) {
-        life.unregister(acquisition);
-    }
-
-    @Override
-    public String field(long ownerId) {
-        return clientId + ":" + ownerId;
-    }
-
-    @Override
-    public long commandTimeoutMillis() {
-        return config.commandTimeout().toMillis();
-    }
-
-    @Override
-    public boolean replicaSync() {
-        return false;
     }
 
     /**

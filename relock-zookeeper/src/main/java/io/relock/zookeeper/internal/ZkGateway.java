@@ -3,14 +3,12 @@ package io.relock.zookeeper.internal;
 import io.relock.RelockConnectionException;
 import io.relock.RelockException;
 import io.relock.RelockTimeoutException;
+import io.relock.internal.backend.DurableGateway;
 import io.relock.internal.backend.Renewal;
-import io.relock.internal.backend.RenewalGateway;
-import io.relock.internal.backend.WriteConfirmation;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.zookeeper.KeeperException;
 
@@ -19,7 +17,7 @@ import org.apache.zookeeper.KeeperException;
  * within the command timeout), so they run on the caller's thread when it waits anyway, else on
  * the client's operation threads. A write is confirmed when ZooKeeper answers: a quorum has it.
  */
-final class ZkGateway implements RenewalGateway {
+final class ZkGateway extends DurableGateway {
 
     /** ZooKeeper operations that block, run on the caller's or an operation thread. */
     interface Work<T> {
@@ -34,9 +32,6 @@ final class ZkGateway implements RenewalGateway {
         }
     };
 
-    /** Marks the client's own threads: their calls never run on the caller (there is none waiting). */
-    private static final ThreadLocal<Boolean> INTERNAL = ThreadLocal.withInitial(() -> false);
-
     private final ExecutorService operations;
     private final String target;
     private final AtomicLong epoch = new AtomicLong();
@@ -49,14 +44,6 @@ final class ZkGateway implements RenewalGateway {
 
     void attach(ZkLocks locks) {
         this.locks = locks;
-    }
-
-    /** A thread factory whose threads count as the client's own. */
-    static ThreadFactory internal(ThreadFactory factory) {
-        return task -> factory.newThread(() -> {
-            INTERNAL.set(true);
-            task.run();
-        });
     }
 
     String target() {
@@ -74,7 +61,7 @@ final class ZkGateway implements RenewalGateway {
      * (a create cut short might leave a node nobody knows of); the flag is kept for the engine.
      */
     <T> CompletableFuture<T> submitOnCaller(String operation, boolean callerBlocks, Work<T> work) {
-        if (!callerBlocks || INTERNAL.get()) {
+        if (!callerBlocks || onInternalThread()) {
             return submit(operation, work);
         }
         boolean interrupted = Thread.interrupted();
@@ -147,26 +134,6 @@ final class ZkGateway implements RenewalGateway {
     @Override
     public long connectionEpoch() {
         return epoch.get();
-    }
-
-    @Override
-    public CompletableFuture<WriteConfirmation> confirmWrite(String key, long epochBefore) {
-        return CompletableFuture.completedFuture(WriteConfirmation.CONFIRMED);
-    }
-
-    @Override
-    public int replicaSyncMinReplicas() {
-        return 0;
-    }
-
-    @Override
-    public long replicaSyncTimeoutMillis() {
-        return 0;
-    }
-
-    @Override
-    public int slotOf(String key) {
-        return 0;
     }
 
     /** Checks the holds' nodes (see {@link ZkLocks#check}): 1 still held, 0 gone, 2 force-unlocked. */
