@@ -12,16 +12,20 @@ import io.relock.internal.support.Observers;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,6 +66,9 @@ public final class ClientLife {
     private final LongSupplier nanoTime;
     private final Observers observers;
     private final Executor listenerExecutor;
+    /** Losses published whose listeners have not all been called yet. */
+    private final AtomicInteger lossesBeingTold = new AtomicInteger();
+    private final Queue<Runnable> afterTold = new ConcurrentLinkedQueue<>();
     private final Resources resources;
     private final List<LockListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<Acquisition> waiting = ConcurrentHashMap.newKeySet();
@@ -136,15 +143,53 @@ public final class ClientLife {
 
     /** Tells every listener, on a worker thread: listener code may block, the timer and I/O threads must not. */
     public void publishLost(LockLostEvent event) {
-        listenerExecutor.execute(() -> {
-            for (LockListener listener : listeners) {
+        lossesBeingTold.incrementAndGet();
+        try {
+            listenerExecutor.execute(() -> {
                 try {
-                    listener.onLockLost(event);
-                } catch (RuntimeException e) {
-                    LOG.error("LockListener {} failed for lock '{}'", listener, event.lockName(), e);
+                    for (LockListener listener : listeners) {
+                        try {
+                            listener.onLockLost(event);
+                        } catch (RuntimeException e) {
+                            LOG.error("LockListener {} failed for lock '{}'", listener, event.lockName(), e);
+                        }
+                    }
+                } finally {
+                    lossTold();
                 }
+            });
+        } catch (RejectedExecutionException e) {
+            // Closed: nobody is told any more.
+            lossTold();
+        }
+    }
+
+    /**
+     * Runs {@code action} once the listeners have been told of every loss published so far (at
+     * once if none is being told), on the thread that told the last: a store that would free
+     * what a lost hold left (ZooKeeper's nodes) lets no other client in before the holder heard.
+     */
+    public void afterLossesTold(Runnable action) {
+        afterTold.add(action);
+        if (lossesBeingTold.get() == 0) {
+            runAfterTold();
+        }
+    }
+
+    private void lossTold() {
+        if (lossesBeingTold.decrementAndGet() == 0) {
+            runAfterTold();
+        }
+    }
+
+    private void runAfterTold() {
+        for (Runnable action = afterTold.poll(); action != null; action = afterTold.poll()) {
+            try {
+                action.run();
+            } catch (RuntimeException e) {
+                LOG.warn("an action after the loss listeners failed", e);
             }
-        });
+        }
     }
 
     /**

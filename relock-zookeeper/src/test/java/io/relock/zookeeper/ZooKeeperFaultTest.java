@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -34,8 +35,8 @@ import org.junit.jupiter.api.Test;
 /**
  * What a lost session or connection does to holds, on a real ZooKeeper. The histories checked:
  * no two holders (a holder cut off hears that its hold ended before another client can get the
- * lock); nothing held that no client believes it holds (the nodes of ended holds go); a hold
- * removed by someone else is reported to its owner as such. Faults are driven: a proxy that
+ * lock); nothing held that no client believes it holds (the nodes of ended holds go, once their
+ * holders have heard); a hold removed by someone else is reported to its owner as such. Faults are driven: a proxy that
  * black-holes the connection, an injected session expiry, a force-unlock.
  */
 class ZooKeeperFaultTest {
@@ -147,6 +148,44 @@ class ZooKeeperFaultTest {
         assertThat(held.isHeldByCurrentThread()).isFalse();
         assertThatThrownBy(held::unlock).isInstanceOf(IllegalMonitorStateException.class);
         proxy.heal();
+    }
+
+    @Test
+    void theEndedHoldsNodeStaysUntilItsHoldersListenersHaveHeard() throws Exception {
+        FaultProxy proxy = FaultProxy.to("127.0.0.1", zookeeper.getPort());
+        open.add(proxy);
+        CuratorFramework curator = curator(proxy.host() + ":" + proxy.port());
+        // A command timeout longer than the test's steps: it bounds how long a listener may hold the node.
+        Relock cutOff = RelockZooKeeper.builder(curator).root(root)
+                .config(RelockConfig.builder().singleServer(RelockZooKeeper.PLACEHOLDER_SERVER)
+                        .commandTimeout(Duration.ofSeconds(20)).build())
+                .build();
+        open.add(cutOff);
+        CountDownLatch listening = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        cutOff.addLockListener(event -> {
+            listening.countDown();
+            try {
+                letGo.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        cutOff.getLock("report").lock();
+        DistributedLock rival = client(zookeeper.getConnectString()).getLock("report");
+
+        proxy.refuse();
+        assertThat(listening.await(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("the listener was called").isTrue();
+        proxy.heal();
+        Eventually.await(PROMPTLY, "reconnected", () -> curator.getZookeeperClient().isConnected());
+
+        // Reconnected with the session: the node would go now, but the holder's listener is still busy.
+        assertThat(nodes("report")).as("the ended hold's node while its listener runs").hasSize(1);
+        assertThat(rival.tryLock(0, TimeUnit.SECONDS)).isFalse();
+        letGo.countDown();
+        Eventually.await(PROMPTLY, "the given-up hold's node deleted", () -> nodes("report").isEmpty());
+        assertThat(rival.tryLock(PROMPTLY.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        rival.unlock();
     }
 
     @Test

@@ -18,6 +18,7 @@ import io.relock.internal.types.FencedEngineLock;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.slf4j.Logger;
@@ -61,7 +62,8 @@ public final class ZkClient extends StoreClient {
         this.ownsCurator = settings.ownsCurator();
         this.gateway = new ZkGateway(calls(), curator.getZookeeperClient().getCurrentConnectionString());
         this.channels = new UnlockChannels(NOTHING_TO_SUBSCRIBE, timer(), false);
-        this.locks = new ZkLocks(curator, settings.root(), gateway, channels, timer(), this::watchdog);
+        this.locks = new ZkLocks(curator, settings.root(), gateway, channels, timer(), this::watchdog,
+                this::afterLossesTold);
         gateway.attach(locks);
         this.life = new ClientLife(clientId(), config(), this::nanoTime, observers(), workers(),
                 new ClientLife.Resources() {
@@ -125,6 +127,21 @@ public final class ZkClient extends StoreClient {
         LOG.debug("Relock client {} on ZooKeeper at {}, root {}", client.clientId(), client.gateway.target(),
                 settings.root());
         return client;
+    }
+
+    /**
+     * Runs {@code action} once the loss listeners have been called, or a command timeout from
+     * now if one of them blocks that long (the nodes must not wait on a listener forever).
+     */
+    private void afterLossesTold(Runnable action) {
+        AtomicBoolean ran = new AtomicBoolean();
+        Runnable once = () -> {
+            if (ran.compareAndSet(false, true)) {
+                action.run();
+            }
+        };
+        timer().newTimeout(timeout -> once.run(), commandTimeoutMillis(), TimeUnit.MILLISECONDS);
+        life.afterLossesTold(once);
     }
 
     /** The node under which the holds and waiters of lock {@code name} are, below {@code root}. */

@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorEventType;
@@ -96,18 +97,24 @@ final class ZkLocks {
     private final UnlockChannels channels;
     private final Timer timer;
     private final Supplier<Watchdog> watchdog;
+    private final Consumer<Runnable> afterLossesTold;
     private final Map<Key, Node> nodes = new ConcurrentHashMap<>();
     /** Nodes of holds this client gave up while the connection was in doubt: deleted once it is back. */
     private final Set<String> orphans = ConcurrentHashMap.newKeySet();
 
+    /**
+     * @param afterLossesTold runs an action once the holders' loss listeners have been called
+     *     (or waited for long enough)
+     */
     ZkLocks(CuratorFramework curator, String root, ZkGateway gateway, UnlockChannels channels, Timer timer,
-            Supplier<Watchdog> watchdog) {
+            Supplier<Watchdog> watchdog, Consumer<Runnable> afterLossesTold) {
         this.curator = curator;
         this.root = root;
         this.gateway = gateway;
         this.channels = channels;
         this.timer = timer;
         this.watchdog = watchdog;
+        this.afterLossesTold = afterLossesTold;
     }
 
     /** The path of lock {@code name}'s node. */
@@ -501,8 +508,8 @@ final class ZkLocks {
 
     /**
      * The connection's state: a suspended or lost connection ends every hold (the session may
-     * expire before it is back, and with it the nodes); a reconnect deletes what they left and
-     * has every waiter look again.
+     * expire before it is back, and with it the nodes); a reconnect deletes what they left, once
+     * their holders' listeners have been told, and has every waiter look again.
      */
     void stateChanged(ConnectionState state) {
         switch (state) {
@@ -540,10 +547,13 @@ final class ZkLocks {
     private void reconnected() {
         gateway.connectionChanged();
         long session = sessionId();
+        List<String> ended = new ArrayList<>();
         for (String path : orphans) {
             orphans.remove(path);
-            deleteInBackground(path);
+            ended.add(path);
         }
+        // The ended holds' nodes keep every other client out until their holders have heard of the loss.
+        afterLossesTold.accept(() -> ended.forEach(this::deleteInBackground));
         nodes.forEach((key, node) -> {
             if (node.session != session) {
                 nodes.remove(key, node);
