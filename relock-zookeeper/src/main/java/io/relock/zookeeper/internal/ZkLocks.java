@@ -1,5 +1,6 @@
 package io.relock.zookeeper.internal;
 
+import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import io.relock.RelockConnectionException;
 import io.relock.internal.engine.LockDriver.Attempt;
@@ -15,7 +16,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
@@ -72,7 +72,8 @@ final class ZkLocks {
         volatile String blocker;
         /** Whether to look at the children again: the watched node changed, or the connection did. */
         volatile boolean moved = true;
-        final AtomicLong leaseGeneration = new AtomicLong();
+        /** The timer of the hold's lease, null when it holds nothing; a superseded one finds itself replaced. */
+        volatile Timeout lease;
 
         Node(String path, String mode, long czxid, long session) {
             this.path = path;
@@ -83,6 +84,15 @@ final class ZkLocks {
 
         String name() {
             return ZKPaths.getNodeFromPath(path);
+        }
+
+        /** Ends the lease's timer: cancelled, not left to fire for nothing a watchdog timeout later. */
+        void endLease() {
+            Timeout timer = lease;
+            lease = null;
+            if (timer != null) {
+                timer.cancel();
+            }
         }
     }
 
@@ -307,9 +317,9 @@ final class ZkLocks {
      * fixed lease may equal, so the timer asks the watchdog which it was when it fires.
      */
     private void leaseFrom(String name, String field, Node node, long leaseMillis) {
-        long generation = node.leaseGeneration.incrementAndGet();
-        timer.newTimeout(timeout -> {
-            if (node.leaseGeneration.get() != generation || nodes.get(new Key(name, field)) != node) {
+        Timeout previous = node.lease;
+        node.lease = timer.newTimeout(timeout -> {
+            if (node.lease != timeout || nodes.get(new Key(name, field)) != node) {
                 return;
             }
             Hold hold = watchdog.get().get(name, field);
@@ -321,6 +331,9 @@ final class ZkLocks {
                 deleteInBackground(node.path);
             }
         }, leaseMillis, TimeUnit.MILLISECONDS);
+        if (previous != null) {
+            previous.cancel();
+        }
     }
 
     /**
@@ -343,7 +356,7 @@ final class ZkLocks {
             return null;
         }
         node.holds = 0;
-        node.leaseGeneration.incrementAndGet();
+        node.endLease();
         delete(node.path);
         return 1L;
     }
@@ -361,6 +374,7 @@ final class ZkLocks {
         }
         if (nodes.remove(key, node)) {
             node.holds = 0;
+            node.endLease();
             delete(node.path);
         }
         return 1;
@@ -388,7 +402,7 @@ final class ZkLocks {
             return 0;
         }
         node.holds = 0;
-        node.leaseGeneration.incrementAndGet();
+        node.endLease();
         timer.newTimeout(timeout -> deleteInBackground(node.path), Math.max(1, keepMillis), TimeUnit.MILLISECONDS);
         return 1;
     }
