@@ -8,9 +8,6 @@ import io.relock.jdbc.RelockJdbc;
 import io.relock.testkit.MariaDbServer;
 import io.relock.testkit.PostgresServer;
 import java.io.PrintStream;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,9 +23,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.function.Function;
@@ -177,7 +172,7 @@ public final class JdbcBench {
             }
             Map<String, Double> rates = new LinkedHashMap<>();
             for (String name : names) {
-                double rate = median(perRun.get(name));
+                double rate = BenchThreads.median(perRun.get(name));
                 rates.put(name, rate);
                 report.append(String.format(Locale.ROOT, " %,.0f (%.1f) |", rate, statements.get(name)));
                 out.printf(Locale.ROOT, "%s J1/t%d %s: %.0f cycles/s, %.2f statements/cycle%n", title, threads,
@@ -338,11 +333,11 @@ public final class JdbcBench {
     private double[] uncontended(String url, Function<DataSource, Library> factory, int threads, int run)
             throws Exception {
         try (HikariDataSource pool = pool(url, POOL)) {
-            Counting counting = new Counting(pool);
+            CountingDataSource counting = new CountingDataSource(pool);
             try (Library library = factory.apply(counting.dataSource())) {
                 AtomicLong cycles = new AtomicLong();
-                long before = counting.statements.get();
-                runThreads(threads, seconds, t -> {
+                long before = counting.statements();
+                BenchThreads.run(threads, seconds, t -> {
                     Lock lock = library.lock("j1:" + run + ":" + t);
                     return () -> {
                         if (library.waits()) {
@@ -355,7 +350,7 @@ public final class JdbcBench {
                     };
                 });
                 return new double[] {cycles.get() / (double) seconds,
-                    (counting.statements.get() - before) / (double) Math.max(1, cycles.get())};
+                    (counting.statements() - before) / (double) Math.max(1, cycles.get())};
             }
         }
     }
@@ -374,7 +369,7 @@ public final class JdbcBench {
                 }
                 AtomicLong acquisitions = new AtomicLong();
                 String name = "j2:" + r;
-                runThreads(8, seconds, t -> {
+                BenchThreads.run(8, seconds, t -> {
                     Lock lock = clients.get(t % 4).lock(name);
                     return () -> {
                         lock.lock();
@@ -388,122 +383,17 @@ public final class JdbcBench {
                 pools.forEach(HikariDataSource::close);
             }
         }
-        return median(rates);
+        return BenchThreads.median(rates);
     }
 
     /** J3: p50 and p90, in ms, of release-to-acquire across two clients, waiter already waiting. */
     private double[] handOff(String url, Function<DataSource, Library> factory) throws Exception {
         try (HikariDataSource poolA = pool(url, 4); HikariDataSource poolB = pool(url, 4);
                 Library a = factory.apply(poolA); Library b = factory.apply(poolB)) {
-            double[] latencies = new double[handOffs];
-            String name = "j3";
-            for (int i = 0; i < handOffs; i++) {
-                Lock holder = (i % 2 == 0 ? a : b).lock(name);
-                Lock waiter = (i % 2 == 0 ? b : a).lock(name);
-                holder.lock();
-                CountDownLatch started = new CountDownLatch(1);
-                AtomicLong acquiredAt = new AtomicLong();
-                Thread thread = new Thread(() -> {
-                    started.countDown();
-                    waiter.lock();
-                    acquiredAt.set(System.nanoTime());
-                    waiter.unlock();
-                });
-                thread.start();
-                started.await();
-                // The waiter's first attempt must have found the lock busy before the release:
-                // give it time to be parked (this is a measurement, not a synchronisation in a test).
-                TimeUnit.MILLISECONDS.sleep(30);
-                long releasedAt = System.nanoTime();
-                holder.unlock();
-                thread.join();
-                latencies[i] = (acquiredAt.get() - releasedAt) / 1e6;
-            }
+            double[] latencies = BenchThreads.handOffs(handOffs, i -> (i % 2 == 0 ? a : b).lock("j3"),
+                    i -> (i % 2 == 0 ? b : a).lock("j3"));
             Arrays.sort(latencies);
             return new double[] {latencies[latencies.length / 2], latencies[(int) (latencies.length * 0.9)]};
-        }
-    }
-
-    @FunctionalInterface
-    private interface Body {
-        Runnable forThread(int thread) throws Exception;
-    }
-
-    private static void runThreads(int threads, int seconds, Body body) throws Exception {
-        AtomicBoolean stop = new AtomicBoolean();
-        List<Thread> workers = new ArrayList<>();
-        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-        for (int t = 0; t < threads; t++) {
-            Runnable cycle = body.forThread(t);
-            Thread worker = new Thread(() -> {
-                try {
-                    while (!stop.get()) {
-                        cycle.run();
-                    }
-                } catch (RuntimeException e) {
-                    failures.add(e);
-                }
-            });
-            workers.add(worker);
-        }
-        workers.forEach(Thread::start);
-        TimeUnit.SECONDS.sleep(seconds);
-        stop.set(true);
-        for (Thread worker : workers) {
-            worker.join();
-        }
-        if (!failures.isEmpty()) {
-            throw new IllegalStateException("a bench thread failed", failures.get(0));
-        }
-    }
-
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        return sorted[sorted.length / 2];
-    }
-
-    /** A data source that counts the statements executed and the commits, at the JDBC API. */
-    private static final class Counting {
-        final AtomicLong statements = new AtomicLong();
-        private final DataSource target;
-
-        Counting(DataSource target) {
-            this.target = target;
-        }
-
-        DataSource dataSource() {
-            return (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {DataSource.class},
-                    (proxy, method, args) -> {
-                        Object result = invoke(target, method, args);
-                        return result instanceof Connection c ? wrap(c, Connection.class) : result;
-                    });
-        }
-
-        private <T> T wrap(T object, Class<T> type) {
-            InvocationHandler handler = (proxy, method, args) -> {
-                String name = method.getName();
-                if (name.startsWith("execute") || name.equals("commit")) {
-                    statements.incrementAndGet();
-                }
-                Object result = invoke(object, method, args);
-                if (result instanceof java.sql.PreparedStatement p) {
-                    return wrap(p, java.sql.PreparedStatement.class);
-                }
-                if (result instanceof Statement s && !(result instanceof java.sql.PreparedStatement)) {
-                    return wrap(s, Statement.class);
-                }
-                return result;
-            };
-            return type.cast(Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {type}, handler));
-        }
-
-        private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
-            try {
-                return method.invoke(target, args);
-            } catch (InvocationTargetException e) {
-                throw e.getCause();
-            }
         }
     }
 

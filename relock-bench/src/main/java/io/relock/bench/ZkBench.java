@@ -6,11 +6,7 @@ import io.relock.LeadershipListener;
 import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.zookeeper.RelockZooKeeper;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.PrintStream;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,12 +21,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
@@ -223,24 +216,6 @@ public final class ZkBench {
         }
     }
 
-    /** The requests the server has received so far ({@code srvr}'s "Received"), pings included. */
-    private long received() {
-        try (Socket socket = new Socket("127.0.0.1", server.getPort())) {
-            OutputStream request = socket.getOutputStream();
-            request.write("srvr".getBytes(StandardCharsets.US_ASCII));
-            request.flush();
-            InputStream reply = socket.getInputStream();
-            Matcher matcher = Pattern.compile("Received: (\\d+)")
-                    .matcher(new String(reply.readAllBytes(), StandardCharsets.US_ASCII));
-            if (!matcher.find()) {
-                throw new IllegalStateException("no request count in ZooKeeper's srvr answer");
-            }
-            return Long.parseLong(matcher.group(1));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot ask ZooKeeper for its request count", e);
-        }
-    }
-
     private void uncontended(Map<String, Supplier<Library>> libraries) throws Exception {
         report.append("## Z1 uncontended: cycles/s (ZooKeeper requests per cycle)\n\n| threads |");
         libraries.keySet().forEach(name -> report.append(' ').append(name).append(" |"));
@@ -252,7 +227,7 @@ public final class ZkBench {
         // before the first measured case, so the library measured first is not the cold one.
         for (String name : names) {
             try (Library client = libraries.get(name).get()) {
-                runThreads(1, seconds, t -> {
+                BenchThreads.run(1, seconds, t -> {
                     Lock lock = client.lock("z1-warm-up");
                     return () -> {
                         lock.lock();
@@ -276,8 +251,8 @@ public final class ZkBench {
                 for (String name : order) {
                     try (Library client = libraries.get(name).get()) {
                         AtomicLong cycles = new AtomicLong();
-                        long before = received();
-                        runThreads(threads, seconds, t -> {
+                        long before = ZooKeeperRequests.received(server.getPort());
+                        BenchThreads.run(threads, seconds, t -> {
                             Lock lock = client.lock("z1-" + threads + "-" + run + "-" + t);
                             return () -> {
                                 lock.lock();
@@ -285,17 +260,17 @@ public final class ZkBench {
                                 cycles.incrementAndGet();
                             };
                         });
-                        requests.put(name, (received() - before - 1) / (double) Math.max(1, cycles.get()));
+                        requests.put(name, (ZooKeeperRequests.received(server.getPort()) - before - 1) / (double) Math.max(1, cycles.get()));
                         rates.get(name)[r] = cycles.get() / (double) seconds;
                     }
                 }
             }
             for (String name : names) {
-                report.append(String.format(Locale.ROOT, " %,.0f (%.2f) |", median(rates.get(name)), requests.get(name)));
+                report.append(String.format(Locale.ROOT, " %,.0f (%.2f) |", BenchThreads.median(rates.get(name)), requests.get(name)));
                 out.printf(Locale.ROOT, "Z1/t%d %s: %.0f cycles/s, %.2f requests/cycle%n", threads, name,
-                        median(rates.get(name)), requests.get(name));
+                        BenchThreads.median(rates.get(name)), requests.get(name));
             }
-            double ratio = median(rates.get("Relock")) / median(rates.get("InterProcessMutex"));
+            double ratio = BenchThreads.median(rates.get("Relock")) / BenchThreads.median(rates.get("InterProcessMutex"));
             report.append(String.format(Locale.ROOT, " %.2f× | %s |%n", ratio, ratio >= 1 ? "met" : "not met"));
         }
         report.append("\nRequests are the server's count over the case, pings and the first cycle's parent "
@@ -324,7 +299,7 @@ public final class ZkBench {
                     }
                     AtomicLong acquisitions = new AtomicLong();
                     String lockName = "z2-" + r;
-                    runThreads(8, seconds, t -> {
+                    BenchThreads.run(8, seconds, t -> {
                         Lock lock = clients.get(t % 4).lock(lockName);
                         return () -> {
                             lock.lock();
@@ -340,7 +315,7 @@ public final class ZkBench {
         }
         Map<String, Double> rates = new LinkedHashMap<>();
         for (String name : names) {
-            rates.put(name, median(perRun.get(name)));
+            rates.put(name, BenchThreads.median(perRun.get(name)));
             report.append(String.format(Locale.ROOT, " %,.0f |", rates.get(name)));
             out.printf(Locale.ROOT, "Z2 %s: %.0f/s%n", name, rates.get(name));
         }
@@ -352,29 +327,10 @@ public final class ZkBench {
         report.append("## Z3 cross-client hand-off: release to acquire, ms\n\n| | p50 | p90 |\n|---|---|---|\n");
         Map<String, Double> p50s = new LinkedHashMap<>();
         for (var library : libraries.entrySet()) {
-            double[] latencies = new double[rounds];
+            double[] latencies;
             try (Library a = library.getValue().get(); Library b = library.getValue().get()) {
-                for (int i = 0; i < rounds; i++) {
-                    Lock holder = (i % 2 == 0 ? a : b).lock("z3");
-                    Lock waiter = (i % 2 == 0 ? b : a).lock("z3");
-                    holder.lock();
-                    CountDownLatch started = new CountDownLatch(1);
-                    AtomicLong acquiredAt = new AtomicLong();
-                    Thread thread = new Thread(() -> {
-                        started.countDown();
-                        waiter.lock();
-                        acquiredAt.set(System.nanoTime());
-                        waiter.unlock();
-                    });
-                    thread.start();
-                    started.await();
-                    // Time for the waiter to queue and park: a measurement, not a test's synchronisation.
-                    TimeUnit.MILLISECONDS.sleep(30);
-                    long releasedAt = System.nanoTime();
-                    holder.unlock();
-                    thread.join();
-                    latencies[i] = (acquiredAt.get() - releasedAt) / 1e6;
-                }
+                latencies = BenchThreads.handOffs(rounds, i -> (i % 2 == 0 ? a : b).lock("z3"),
+                        i -> (i % 2 == 0 ? b : a).lock("z3"));
             }
             Arrays.sort(latencies);
             double p50 = latencies[rounds / 2];
@@ -476,44 +432,5 @@ public final class ZkBench {
             second.close();
             return (electedAt.get() - closedAt) / 1e6;
         }
-    }
-
-    @FunctionalInterface
-    private interface Body {
-        Runnable forThread(int thread) throws Exception;
-    }
-
-    private static void runThreads(int threads, int seconds, Body body) throws Exception {
-        AtomicBoolean stop = new AtomicBoolean();
-        List<Thread> workers = new ArrayList<>();
-        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-        for (int t = 0; t < threads; t++) {
-            Runnable cycle = body.forThread(t);
-            Thread worker = new Thread(() -> {
-                try {
-                    while (!stop.get()) {
-                        cycle.run();
-                    }
-                } catch (RuntimeException e) {
-                    failures.add(e);
-                }
-            });
-            workers.add(worker);
-        }
-        workers.forEach(Thread::start);
-        TimeUnit.SECONDS.sleep(seconds);
-        stop.set(true);
-        for (Thread worker : workers) {
-            worker.join();
-        }
-        if (!failures.isEmpty()) {
-            throw new IllegalStateException("a bench thread failed", failures.get(0));
-        }
-    }
-
-    private static double median(double[] values) {
-        double[] sorted = values.clone();
-        Arrays.sort(sorted);
-        return sorted[sorted.length / 2];
     }
 }

@@ -18,6 +18,9 @@ final class ZkDriver implements TokenDriver {
     private final String type;
     private final String mode;
     private final boolean reentrant;
+    /** The two calls of every cycle, as failures name them: made once, not at every call. */
+    private final String acquiring;
+    private final String releasing;
 
     ZkDriver(ZkGateway gateway, ZkLocks locks, String name, String type, String mode, boolean reentrant) {
         this.gateway = gateway;
@@ -26,6 +29,8 @@ final class ZkDriver implements TokenDriver {
         this.type = type;
         this.mode = mode;
         this.reentrant = reentrant;
+        this.acquiring = "acquire " + noun() + " '" + name + "'";
+        this.releasing = "release " + noun() + " '" + name + "'";
     }
 
     @Override
@@ -46,14 +51,14 @@ final class ZkDriver implements TokenDriver {
 
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
-        return gateway.submitOnCaller("acquire " + noun() + " '" + name + "'", request.sole(),
+        return gateway.submitOnCaller(acquiring, request.sole(),
                 () -> locks.acquire(name, request.field(), mode, request.holdsBefore(), reentrant,
                         request.leaseMillis()));
     }
 
     @Override
     public CompletableFuture<Long> release(Request request) {
-        return gateway.submitOnCaller("release " + noun() + " '" + name + "'", request.sole(),
+        return gateway.submitOnCaller(releasing, request.sole(),
                 () -> locks.release(name, request.field(), request.holdsBefore()));
     }
 
