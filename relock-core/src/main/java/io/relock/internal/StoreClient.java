@@ -14,6 +14,7 @@ import io.relock.internal.backend.ChannelCommands;
 import io.relock.internal.backend.DurableGateway;
 import io.relock.internal.engine.Acquisition;
 import io.relock.internal.engine.LockClient;
+import io.relock.internal.lease.Watchdog;
 import io.relock.internal.support.Observers;
 import java.time.Instant;
 import java.util.List;
@@ -85,6 +86,35 @@ public abstract class StoreClient extends LockClient implements Client {
             Thread thread = new Thread(task, name + "-" + next.incrementAndGet());
             thread.setDaemon(true);
             return thread;
+        });
+    }
+
+    /**
+     * The client's life, for its constructor: listeners on the client's workers, no registry
+     * entry to remove, and at close {@code closeConnections} (what the store opened), then the
+     * threads.
+     */
+    protected final ClientLife newLife(Runnable closeConnections) {
+        return new ClientLife(clientId, config, this::nanoTime, observers, workers, new ClientLife.Resources() {
+            @Override
+            public Watchdog watchdog() {
+                return StoreClient.this.watchdog();
+            }
+
+            @Override
+            public CompletableFuture<?> deregister() {
+                return CompletableFuture.completedFuture(null);
+            }
+
+            @Override
+            public void closeConnections() {
+                closeConnections.run();
+            }
+
+            @Override
+            public void stopThreads(long stopMillis, long waitMillis) {
+                shutDownThreads(waitMillis);
+            }
         });
     }
 

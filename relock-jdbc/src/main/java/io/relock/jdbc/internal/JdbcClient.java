@@ -76,30 +76,11 @@ public final class JdbcClient extends StoreClient {
             this.waitPolicy = WaitPolicy.backoff(POLL_INITIAL, POLL_MAX);
         }
         this.spinPolicy = WaitPolicy.backoff(config().spinBackoffInitial(), config().spinBackoffMax());
-        this.life = new ClientLife(clientId(), config(), this::nanoTime, observers(), workers(),
-                new ClientLife.Resources() {
-                    @Override
-                    public Watchdog watchdog() {
-                        return watchdog;
-                    }
-
-                    @Override
-                    public CompletableFuture<?> deregister() {
-                        return CompletableFuture.completedFuture(null);
-                    }
-
-                    @Override
-                    public void closeConnections() {
-                        if (listening != null) {
-                            listening.close();
-                        }
-                    }
-
-                    @Override
-                    public void stopThreads(long stopMillis, long waitMillis) {
-                        shutDownThreads(waitMillis);
-                    }
-                });
+        this.life = newLife(() -> {
+            if (listening != null) {
+                listening.close();
+            }
+        });
         this.watchdog = new Watchdog(gateway, timer(), this::nanoTime, config().watchdogTimeout().toMillis(),
                 life::lost, observers(), this::sweepNowAndThen);
     }

@@ -65,37 +65,20 @@ public final class ZkClient extends StoreClient {
         this.locks = new ZkLocks(curator, settings.root(), gateway, channels, timer(), this::watchdog,
                 this::afterLossesTold);
         gateway.attach(locks);
-        this.life = new ClientLife(clientId(), config(), this::nanoTime, observers(), workers(),
-                new ClientLife.Resources() {
-                    @Override
-                    public Watchdog watchdog() {
-                        return watchdog;
-                    }
-
-                    @Override
-                    public CompletableFuture<?> deregister() {
-                        return CompletableFuture.completedFuture(null);
-                    }
-
-                    @Override
-                    public void closeConnections() {
-                        curator.getConnectionStateListenable().removeListener(stateListener);
-                        if (ownsCurator) {
-                            // The session ends, and every node of this client with it.
-                            curator.close();
-                        } else {
-                            locks.deleteAll();
-                        }
-                    }
-
-                    @Override
-                    public void stopThreads(long stopMillis, long waitMillis) {
-                        shutDownThreads(waitMillis);
-                    }
-                });
+        this.life = newLife(this::closeConnections);
         this.watchdog = new Watchdog(gateway, timer(), this::nanoTime, config().watchdogTimeout().toMillis(),
                 life::lost, observers(), () -> { });
         this.stateListener = (client, state) -> locks.stateChanged(state);
+    }
+
+    private void closeConnections() {
+        curator.getConnectionStateListenable().removeListener(stateListener);
+        if (ownsCurator) {
+            // The session ends, and every node of this client with it.
+            curator.close();
+        } else {
+            locks.deleteAll();
+        }
     }
 
     /**
