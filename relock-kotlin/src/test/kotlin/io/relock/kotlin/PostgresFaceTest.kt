@@ -15,9 +15,7 @@ import io.relock.jdbc.RelockJdbc
 import io.relock.testkit.Eventually
 import io.relock.testkit.PostgresServer
 import java.util.concurrent.ConcurrentHashMap
-import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.CopyOnWriteArrayList
-import java.util.concurrent.Executors
 import java.util.concurrent.atomic.AtomicLong
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.milliseconds
@@ -28,14 +26,12 @@ import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
-import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.channels.consumeEach
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
-import kotlinx.coroutines.yield
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.AfterEach
@@ -45,14 +41,12 @@ import org.junit.jupiter.api.Test
 
 /**
  * The coroutine face on a real PostgreSQL (relock-jdbc), with two clients, each on a pool of its
- * own. The histories checked: no two holders (a block on one client begins only after the other
- * client's block on the same lock has ended, and coroutines on both clients never overlap nor
- * lose an update); a hold force-unlocked by the other client stops its block (cancelled with its
+ * own. The histories checked: no two holders ([TwoClientFaceContract]); a hold force-unlocked by the other client stops its block (cancelled with its
  * child and its channel, nothing processed after the loss, the call throwing [LockLostException]
  * caused by [LockForceUnlockedException]), for `withLockSuspending` and for `withTokenSuspending`
  * on a fenced lock.
  */
-internal class PostgresFaceTest {
+internal class PostgresFaceTest : TwoClientFaceContract() {
 
     companion object {
         val PROMPTLY: Duration = 10.seconds
@@ -79,8 +73,8 @@ internal class PostgresFaceTest {
 
     /** Each test's lock table in a database of its own. */
     private lateinit var url: String
-    private lateinit var first: Relock
-    private lateinit var second: Relock
+    override lateinit var first: Relock
+    override lateinit var second: Relock
 
     /** Connections the second client's pool took back: each one a statement of that client done. */
     private val secondsStatements = AtomicLong()
@@ -136,76 +130,10 @@ internal class PostgresFaceTest {
      * waits shows only as a statement of that client done after the acquire started. Off the
      * caller's thread, since the wait blocks.
      */
-    private suspend fun awaitSecondWaiting(name: String) = withContext(Dispatchers.IO) {
+    override suspend fun awaitSecondWaiting(name: String) = withContext(Dispatchers.IO) {
         Eventually.await(PROMPTLY.toJavaDuration(), "an acquire of '$name' by the second client that asked the table") {
             secondAcquiring[name]?.let { started -> secondsStatements.get() > started } ?: false
         }
-    }
-
-    @Test
-    fun aBlockOnOneClientKeepsTheOtherClientsBlockWaitingTillItEnds(): Unit = runBlocking {
-        val name = "exclusive"
-        val history = ConcurrentLinkedQueue<String>()
-        val entered = CompletableDeferred<Unit>()
-        val finish = CompletableDeferred<Unit>()
-        val holding = launch(Dispatchers.Default) {
-            first.getLock(name).withLockSuspending {
-                history += "first begins"
-                entered.complete(Unit)
-                finish.await()
-                history += "first ends"
-            }
-        }
-        withTimeout(PROMPTLY) { entered.await() }
-        val waiting = async(Dispatchers.Default) {
-            second.getLock(name).withLockSuspending {
-                history += "second begins"
-                "second"
-            }
-        }
-        // Its attempt was answered while the first holds: a grant would be a second holder.
-        awaitSecondWaiting(name)
-        assertThat(waiting.isCompleted).`as`("the second client's call while the first holds").isFalse()
-
-        finish.complete(Unit)
-
-        assertThat(withTimeout(PROMPTLY) { waiting.await() }).isEqualTo("second")
-        holding.join()
-        assertThat(history).containsExactly("first begins", "first ends", "second begins")
-        assertThat(withContext(Dispatchers.IO) { first.getLockInfo(name).isLocked() })
-            .`as`("locked after both ended").isFalse()
-    }
-
-    @Test
-    fun coroutinesOnOneThreadAndTwoClientsNeverOverlapNorLoseAnUpdate() {
-        val coroutines = 100
-        val locks = 5
-        val counters = IntArray(locks)
-        val inside = BooleanArray(locks)
-        var overlaps = 0
-        Executors.newSingleThreadExecutor().asCoroutineDispatcher().use { oneThread ->
-            runBlocking(oneThread) {
-                withTimeout(60.seconds) {
-                    repeat(coroutines) { i ->
-                        launch {
-                            val n = i % locks
-                            listOf(first, second)[i % 2].getLock("counter-$n").withLockSuspending {
-                                if (inside[n]) {
-                                    overlaps++
-                                }
-                                inside[n] = true
-                                val seen = counters[n]
-                                yield() // the other coroutines run here: an overlap would lose an update
-                                counters[n] = seen + 1
-                                inside[n] = false
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        assertThat(overlaps).`as`("overlapping critical sections").isZero()
-        assertThat(counters).`as`("updates per lock").containsOnly(coroutines / locks)
     }
 
     @Test

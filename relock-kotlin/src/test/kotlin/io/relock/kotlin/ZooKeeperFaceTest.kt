@@ -11,7 +11,6 @@ import io.relock.zookeeper.RelockZooKeeper
 import java.util.UUID
 import java.util.concurrent.ConcurrentLinkedQueue
 import java.util.concurrent.CopyOnWriteArrayList
-import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.seconds
@@ -21,14 +20,12 @@ import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
-import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.channels.consumeEach
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
-import kotlinx.coroutines.yield
 import org.apache.curator.framework.CuratorFramework
 import org.apache.curator.framework.CuratorFrameworkFactory
 import org.apache.curator.retry.RetryOneTime
@@ -42,13 +39,12 @@ import org.junit.jupiter.api.Test
 
 /**
  * The coroutine face on a real ZooKeeper, with two clients. The histories checked: no two
- * holders (a block on one client begins only after the other client's block on the same lock
- * has ended, and coroutines on both clients never overlap nor lose an update); a hold whose
+ * holders ([TwoClientFaceContract]); a hold whose
  * session expires stops its block (cancelled with its child and its channel, nothing processed
  * after the loss, the call throwing [LockLostException] caused by the lost session), and the
  * other client then gets the lock.
  */
-internal class ZooKeeperFaceTest {
+internal class ZooKeeperFaceTest : TwoClientFaceContract() {
 
     companion object {
         val PROMPTLY: Duration = 10.seconds
@@ -87,8 +83,8 @@ internal class ZooKeeperFaceTest {
     /** Each test's locks under a root of their own. */
     private val root = "/kotlin-face/${UUID.randomUUID()}"
     private val open = mutableListOf<AutoCloseable>()
-    private lateinit var first: Relock
-    private lateinit var second: Relock
+    override lateinit var first: Relock
+    override lateinit var second: Relock
 
     @BeforeEach
     fun startClients() {
@@ -117,77 +113,11 @@ internal class ZooKeeperFaceTest {
         return curator
     }
 
-    /** Returns once some client waits for [name]; off the caller's thread, since the read blocks. */
-    private suspend fun awaitWaiter(name: String) = withContext(Dispatchers.IO) {
+    /** Once some client waits for [name]: its node is queued. Off the caller's thread, since the read blocks. */
+    override suspend fun awaitSecondWaiting(name: String) = withContext(Dispatchers.IO) {
         Eventually.await(PROMPTLY.toJavaDuration(), "a waiter on '$name'") {
             second.getLockInfo(name).waitingClients() > 0
         }
-    }
-
-    @Test
-    fun aBlockOnOneClientKeepsTheOtherClientsBlockWaitingTillItEnds(): Unit = runBlocking {
-        val name = "exclusive"
-        val history = ConcurrentLinkedQueue<String>()
-        val entered = CompletableDeferred<Unit>()
-        val finish = CompletableDeferred<Unit>()
-        val holding = launch(Dispatchers.Default) {
-            first.getLock(name).withLockSuspending {
-                history += "first begins"
-                entered.complete(Unit)
-                finish.await()
-                history += "first ends"
-            }
-        }
-        withTimeout(PROMPTLY) { entered.await() }
-        val waiting = async(Dispatchers.Default) {
-            second.getLock(name).withLockSuspending {
-                history += "second begins"
-                "second"
-            }
-        }
-        // Queued behind the first's node: a grant now would be a second holder.
-        awaitWaiter(name)
-        assertThat(waiting.isCompleted).`as`("the second client's call while the first holds").isFalse()
-
-        finish.complete(Unit)
-
-        assertThat(withTimeout(PROMPTLY) { waiting.await() }).isEqualTo("second")
-        holding.join()
-        assertThat(history).containsExactly("first begins", "first ends", "second begins")
-        assertThat(withContext(Dispatchers.IO) { first.getLockInfo(name).isLocked() })
-            .`as`("locked after both ended").isFalse()
-    }
-
-    @Test
-    fun coroutinesOnOneThreadAndTwoClientsNeverOverlapNorLoseAnUpdate() {
-        val coroutines = 100
-        val locks = 5
-        val counters = IntArray(locks)
-        val inside = BooleanArray(locks)
-        var overlaps = 0
-        Executors.newSingleThreadExecutor().asCoroutineDispatcher().use { oneThread ->
-            runBlocking(oneThread) {
-                withTimeout(60.seconds) {
-                    repeat(coroutines) { i ->
-                        launch {
-                            val n = i % locks
-                            listOf(first, second)[i % 2].getLock("counter-$n").withLockSuspending {
-                                if (inside[n]) {
-                                    overlaps++
-                                }
-                                inside[n] = true
-                                val seen = counters[n]
-                                yield() // the other coroutines run here: an overlap would lose an update
-                                counters[n] = seen + 1
-                                inside[n] = false
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        assertThat(overlaps).`as`("overlapping critical sections").isZero()
-        assertThat(counters).`as`("updates per lock").containsOnly(coroutines / locks)
     }
 
     @Test
@@ -267,7 +197,7 @@ internal class ZooKeeperFaceTest {
                 "next"
             }
         }
-        awaitWaiter(name)
+        awaitSecondWaiting(name)
         assertThat(next.isCompleted).`as`("the other client's call while the session lives").isFalse()
 
         curator.zookeeperClient.zooKeeper.testable.injectSessionExpiration()
