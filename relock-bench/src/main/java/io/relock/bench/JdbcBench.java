@@ -8,6 +8,7 @@ import io.relock.jdbc.RelockJdbc;
 import io.relock.testkit.MariaDbServer;
 import io.relock.testkit.PostgresServer;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
@@ -57,55 +59,68 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 public final class JdbcBench {
 
     private static final int POOL = 16;
+    private static final com.sun.management.OperatingSystemMXBean CLIENT_CPU =
+            (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
     private final int seconds;
     private final int repeats;
     private final int handOffs;
+    private final int[] threadCounts;
+    private final boolean uncontendedOnly;
     private final PrintStream out = System.out;
     private final StringBuilder report = new StringBuilder();
 
-    private JdbcBench(int seconds, int repeats, int handOffs) {
+    private JdbcBench(int seconds, int repeats, int handOffs, int[] threadCounts, boolean uncontendedOnly) {
         this.seconds = seconds;
         this.repeats = repeats;
         this.handOffs = handOffs;
+        this.threadCounts = threadCounts;
+        this.uncontendedOnly = uncontendedOnly;
     }
 
     public static void main(String[] args) throws Exception {
         int seconds = 3;
         int repeats = 3;
         int handOffs = 200;
+        int[] threadCounts = {1, 8, 64};
+        boolean uncontendedOnly = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--seconds" -> seconds = Integer.parseInt(args[++i]);
                 case "--repeats" -> repeats = Integer.parseInt(args[++i]);
                 case "--hand-offs" -> handOffs = Integer.parseInt(args[++i]);
+                case "--threads" -> threadCounts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt)
+                        .toArray();
+                case "--j1-only" -> uncontendedOnly = true;
                 case "--quick" -> {
                     seconds = 1;
                     repeats = 1;
                     handOffs = 50;
                 }
                 default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + " (known: --seconds N, --repeats N, --hand-offs N, --quick)");
+                        + " (known: --seconds N, --repeats N, --hand-offs N, --threads N,N,..., --j1-only, --quick)");
             }
         }
-        new JdbcBench(seconds, repeats, handOffs).run();
+        new JdbcBench(seconds, repeats, handOffs, threadCounts, uncontendedOnly).run();
     }
 
     private void run() throws Exception {
         report.append("# JDBC bench: Relock beside JdbcLockRegistry and ShedLock\n\n")
                 .append("Run ").append(Instant.now()).append(" on ").append(Runtime.getRuntime().availableProcessors())
                 .append(" cores; ").append(seconds).append(" s per case, median of ").append(repeats)
-                .append(" runs (J1: after a warm-up of each library, the repeats taking the libraries in turns)")
+                .append(" runs (J1: each library's client kept across a case's runs, after a warm-up of each; the"
+                        + " repeats taking the libraries in turns)")
                 .append("; pools of ").append(POOL).append(" connections per client. Reproduce: ")
                 .append("`mvn -q -B -Pjdbc-bench -DskipTests verify -Djdbc.args=\"--seconds ").append(seconds)
                 .append(" --repeats ").append(repeats).append("\"`.\n\n");
         try (PostgresServer postgres = PostgresServer.launch()) {
-            database("PostgreSQL 17", postgres::createDatabase, 0.1);
+            database("PostgreSQL 17", postgres::createDatabase, postgres::cpuTime, 0.1);
         }
         Optional<MariaDbServer.Binary> maria = MariaDbServer.binary();
         if (maria.isPresent()) {
             try (MariaDbServer server = MariaDbServer.launch()) {
-                database("MariaDB (" + server.binaryInUse().server() + ")", server::createDatabase, 0.5);
+                database("MariaDB (" + server.binaryInUse().server() + ")", server::createDatabase, server::cpuTime,
+                        0.5);
             }
         } else {
             report.append("## MariaDB\n\nNot run: no MariaDB binaries on this machine.\n\n");
@@ -130,8 +145,8 @@ public final class JdbcBench {
         void close();
     }
 
-    private void database(String title, java.util.function.Supplier<String> newDatabase, double handOffGoal)
-            throws Exception {
+    private void database(String title, Supplier<String> newDatabase, Supplier<Duration> serverCpu,
+            double handOffGoal) throws Exception {
         String url = newDatabase.get();
         boolean postgres = url.startsWith("jdbc:postgresql:");
         try (HikariDataSource setup = pool(url, 2)) {
@@ -144,44 +159,72 @@ public final class JdbcBench {
         libraries.put("ShedLock", JdbcBench::shedLock);
         report.append("## ").append(title).append("\n\n");
 
-        report.append("### J1 uncontended: cycles/s (statements per cycle)\n\n| threads |");
+        report.append("### J1 uncontended: cycles/s (statements per cycle; CPU µs per cycle, client + database)\n\n"
+                + "| threads |");
         libraries.keySet().forEach(name -> report.append(' ').append(name).append(" |"));
         report.append(" Relock ÷ JdbcLockRegistry | goal ≥ 1.5× |\n|---|");
         libraries.keySet().forEach(name -> report.append("---|"));
         report.append("---|---|\n");
         List<String> names = new ArrayList<>(libraries.keySet());
-        // Warm-up, not reported: the JIT has compiled every library's path before the first
-        // measured case, so the library measured first is not the cold one.
-        for (String name : names) {
-            uncontended(url, libraries.get(name), 1, -1);
-        }
-        for (int threads : new int[] {1, 8, 64}) {
+        for (int threads : threadCounts) {
             report.append("| ").append(threads).append(" |");
             Map<String, double[]> perRun = new LinkedHashMap<>();
             Map<String, Double> statements = new LinkedHashMap<>();
-            names.forEach(name -> perRun.put(name, new double[repeats]));
-            for (int r = 0; r < repeats; r++) {
-                // Each repeat takes the libraries in another order: none always runs first.
-                List<String> order = new ArrayList<>(names);
-                java.util.Collections.rotate(order, r);
-                for (String name : order) {
-                    double[] result = uncontended(url, libraries.get(name), threads, r);
-                    perRun.get(name)[r] = result[0];
-                    statements.put(name, result[1]);
+            Map<String, double[]> clientCpu = new LinkedHashMap<>();
+            Map<String, double[]> databaseCpu = new LinkedHashMap<>();
+            Map<String, Client> clients = new LinkedHashMap<>();
+            try {
+                for (String name : names) {
+                    perRun.put(name, new double[repeats]);
+                    clientCpu.put(name, new double[repeats]);
+                    databaseCpu.put(name, new double[repeats]);
+                    clients.put(name, new Client(url, libraries.get(name)));
                 }
+                // Warm-up, not reported: the JIT has compiled every library's path and each pool
+                // has its connections before the first measured run.
+                for (String name : names) {
+                    uncontended(clients.get(name), threads, "warm-up", serverCpu);
+                }
+                for (int r = 0; r < repeats; r++) {
+                    // Each repeat takes the libraries in another order, one right after the other,
+                    // so that every repeat's ratio compares runs of the same minutes of the machine.
+                    List<String> order = new ArrayList<>(names);
+                    java.util.Collections.rotate(order, r);
+                    for (String name : order) {
+                        double[] result = uncontended(clients.get(name), threads, Integer.toString(r), serverCpu);
+                        perRun.get(name)[r] = result[0];
+                        statements.put(name, result[1]);
+                        clientCpu.get(name)[r] = result[2];
+                        databaseCpu.get(name)[r] = result[3];
+                    }
+                }
+            } finally {
+                clients.values().forEach(Client::close);
             }
-            Map<String, Double> rates = new LinkedHashMap<>();
             for (String name : names) {
                 double rate = BenchThreads.median(perRun.get(name));
-                rates.put(name, rate);
-                report.append(String.format(Locale.ROOT, " %,.0f (%.1f) |", rate, statements.get(name)));
-                out.printf(Locale.ROOT, "%s J1/t%d %s: %.0f cycles/s, %.2f statements/cycle%n", title, threads,
-                        name, rate, statements.get(name));
+                double client = BenchThreads.median(clientCpu.get(name));
+                double database = BenchThreads.median(databaseCpu.get(name));
+                report.append(String.format(Locale.ROOT, " %,.0f (%.1f; %.0f + %.0f) |", rate, statements.get(name),
+                        client, database));
+                out.printf(Locale.ROOT, "%s J1/t%d %s: %.0f cycles/s, %.2f statements/cycle, CPU/cycle %.0f µs client"
+                        + " + %.0f µs database%n", title, threads, name, rate, statements.get(name), client, database);
             }
-            double ratio = rates.get("Relock") / rates.get("JdbcLockRegistry");
+            double[] ratios = new double[repeats];
+            for (int r = 0; r < repeats; r++) {
+                ratios[r] = perRun.get("Relock")[r] / perRun.get("JdbcLockRegistry")[r];
+            }
+            double ratio = BenchThreads.median(ratios);
             report.append(String.format(Locale.ROOT, " %.2f× | %s |%n", ratio, ratio >= 1.5 ? "met" : "not met"));
+            out.printf(Locale.ROOT, "%s J1/t%d Relock ÷ JdbcLockRegistry per repeat: %s%n", title, threads,
+                    Arrays.toString(Arrays.stream(ratios).map(x -> Math.round(x * 100) / 100.0).toArray()));
         }
+        report.append("\nThe ratio is the median of the repeats' ratios, each of two runs made one after the other.\n");
 
+        if (uncontendedOnly) {
+            report.append('\n');
+            return;
+        }
         report.append("\n### J2 contended, 4 clients × 2 threads on one lock: acquisitions/s\n\n")
                 .append("| Relock | JdbcLockRegistry | ratio |\n|---|---|---|\n");
         double relockContended = contended(url, JdbcBench::relock);
@@ -329,30 +372,53 @@ public final class JdbcBench {
         }
     }
 
-    /** J1, one run ({@code run} names its locks; -1 for the warm-up): cycles/s, and statements per cycle. */
-    private double[] uncontended(String url, Function<DataSource, Library> factory, int threads, int run)
-            throws Exception {
-        try (HikariDataSource pool = pool(url, POOL)) {
-            CountingDataSource counting = new CountingDataSource(pool);
-            try (Library library = factory.apply(counting.dataSource())) {
-                AtomicLong cycles = new AtomicLong();
-                long before = counting.statements();
-                BenchThreads.run(threads, seconds, t -> {
-                    Lock lock = library.lock("j1:" + run + ":" + t);
-                    return () -> {
-                        if (library.waits()) {
-                            lock.lock();
-                        } else if (!lock.tryLock()) {
-                            throw new IllegalStateException("an uncontended ShedLock lock was busy");
-                        }
-                        lock.unlock();
-                        cycles.incrementAndGet();
-                    };
-                });
-                return new double[] {cycles.get() / (double) seconds,
-                    (counting.statements() - before) / (double) Math.max(1, cycles.get())};
-            }
+    /** One J1 client: a library on a pool of its own, kept across the repeats of one case. */
+    private static final class Client implements AutoCloseable {
+        final HikariDataSource pool;
+        final CountingDataSource counting;
+        final Library library;
+
+        Client(String url, Function<DataSource, Library> factory) {
+            this.pool = pool(url, POOL);
+            this.counting = new CountingDataSource(pool);
+            this.library = factory.apply(counting.dataSource());
         }
+
+        @Override
+        public void close() {
+            library.close();
+            pool.close();
+        }
+    }
+
+    /**
+     * J1, one run ({@code run} names its locks): cycles/s, statements per cycle, and the CPU µs
+     * per cycle of this JVM (the client, and the bench's own loop) and of the database's processes.
+     */
+    private double[] uncontended(Client client, int threads, String run, Supplier<Duration> serverCpu)
+            throws Exception {
+        Library library = client.library;
+        AtomicLong cycles = new AtomicLong();
+        long before = client.counting.statements();
+        long clientBefore = CLIENT_CPU.getProcessCpuTime();
+        Duration databaseBefore = serverCpu.get();
+        BenchThreads.run(threads, seconds, t -> {
+            Lock lock = library.lock("j1:" + run + ":" + t);
+            return () -> {
+                if (library.waits()) {
+                    lock.lock();
+                } else if (!lock.tryLock()) {
+                    throw new IllegalStateException("an uncontended ShedLock lock was busy");
+                }
+                lock.unlock();
+                cycles.incrementAndGet();
+            };
+        });
+        double perCycle = Math.max(1, cycles.get());
+        double clientMicros = (CLIENT_CPU.getProcessCpuTime() - clientBefore) / 1e3 / perCycle;
+        double databaseMicros = serverCpu.get().minus(databaseBefore).toNanos() / 1e3 / perCycle;
+        return new double[] {cycles.get() / (double) seconds, (client.counting.statements() - before) / perCycle,
+            clientMicros, databaseMicros};
     }
 
     /** J2: 4 clients × 2 threads on one lock; the median acquisitions/s. */

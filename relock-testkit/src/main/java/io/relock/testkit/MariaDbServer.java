@@ -307,6 +307,17 @@ public final class MariaDbServer implements AutoCloseable {
     }
 
     /**
+     * The CPU time the server's processes have used since it last started, for a bench to put
+     * a database's cost per operation beside its clients'.
+     *
+     * @return user and system time of the server and the processes it started that are still
+     *     running; zero where the operating system does not tell
+     */
+    public Duration cpuTime() {
+        return Processes.cpuTime(server.toHandle());
+    }
+
+    /**
      * The server's port.
      *
      * @return its port on 127.0.0.1

@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 /**
  * Signals and bounded waits for operating-system processes (POSIX only).
@@ -28,6 +29,16 @@ final class Processes {
 
     private static final Set<String> SIGNALS = Set.of("STOP", "CONT", "KILL", "TERM");
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    /**
+     * The CPU time {@code process} and its descendants have used so far (what the operating
+     * system reports of each live one): a server's cost, beside its clients'.
+     */
+    static Duration cpuTime(ProcessHandle process) {
+        return Stream.concat(Stream.of(process), process.descendants())
+                .map(handle -> handle.info().totalCpuDuration().orElse(Duration.ZERO))
+                .reduce(Duration.ZERO, Duration::plus);
+    }
 
     /** {@link #state(long)} of a process that does not exist. */
     static final char GONE = '-';
