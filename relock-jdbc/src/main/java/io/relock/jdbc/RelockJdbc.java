@@ -24,9 +24,9 @@ import javax.sql.DataSource;
  * <p>Each lock is a row of one table (by default {@code relock_lock}): its owner, hold count,
  * fencing token and lease end, judged by the database's clock, never the client's. Every
  * statement runs on a connection of its own from the data source, in autocommit at READ
- * COMMITTED, never in a transaction of the caller. On PostgreSQL an acquire and a release are
- * one statement each and waiters wake on {@code NOTIFY}; on MySQL and MariaDB an acquire takes
- * two statements and waiters ask again with capped backoff (every 25 to 50 ms at worst).
+ * COMMITTED, never in a transaction of the caller. An uncontended acquire and a release are one
+ * statement each. On PostgreSQL waiters wake on {@code NOTIFY}; on MySQL and MariaDB they ask
+ * again with capped backoff (every 25 to 50 ms at worst).
  *
  * <p>Not here: fair and read-write locks ({@code getFairLock} and {@code getReadWriteLock}
  * throw {@link UnsupportedOperationException}), and the settings of {@link RelockConfig} that

@@ -9,7 +9,8 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * PostgreSQL 15+: every operation is one statement. Expiry is judged by {@code clock_timestamp()}
+ * PostgreSQL 15+: every operation is one statement, but an acquire that finds the lock busy,
+ * which sends a second to mark the row and read the holder. Expiry is judged by {@code clock_timestamp()}
  * (the time the row is looked at, not the transaction's start), and a release that frees a lock
  * announces it with {@code pg_notify} on the table's channel, the lock's name as payload,
  * delivered when the statement commits.
@@ -20,13 +21,11 @@ final class PostgresDialect extends Dialect {
     private static final String MINE = "l.owner = excluded.owner AND l.expires_at > clock_timestamp() AND ?";
 
     /**
-     * The upsert takes the lock when it is free, its lease is over, or (re-entry) its owner asks.
-     * When it does not, the second part marks the row: a waiter of some client may be parked until
-     * the holder's lease end, so releases until then announce themselves. Being an update, it
-     * also reads the row as it is now, not as the statement's snapshot had it.
+     * The upsert takes the lock when it is free, its lease is over, or (re-entry) its owner asks,
+     * and answers with the token; no row means busy. Plain, not wrapped in a CTE: on the
+     * uncontended path every plan node is paid at each cycle.
      */
-    private static final String ACQUIRE = "WITH up AS ("
-            + " INSERT INTO %1$s AS l (name, owner, holds, token, expires_at)"
+    private static final String ACQUIRE = "INSERT INTO %1$s AS l (name, owner, holds, token, expires_at)"
             + " VALUES (?, ?, 1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint,"
             + " clock_timestamp() + ? * interval '1 millisecond')"
             + " ON CONFLICT (name) DO UPDATE SET"
@@ -37,42 +36,42 @@ final class PostgresDialect extends Dialect {
             + " owner = excluded.owner,"
             + " forced_owner = NULLIF(l.forced_owner, excluded.owner)"
             + " WHERE l.owner IS NULL OR l.expires_at <= clock_timestamp() OR (l.owner = excluded.owner AND ?)"
-            + " RETURNING l.token),"
-            + " busy AS ("
-            + " UPDATE %1$s SET waiters_until = GREATEST(waiters_until, expires_at + interval '1 second')"
-            + " WHERE name = ? AND NOT EXISTS (SELECT 1 FROM up)"
-            + " RETURNING owner, GREATEST(1, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint AS ttl)"
-            + " SELECT true, token, NULL, 0::bigint FROM up"
-            + " UNION ALL"
-            + " SELECT false, 0, owner, ttl FROM busy";
+            + " RETURNING l.token";
 
-    /** Announces a freed lock while a waiter may be parked, in the statement that freed it (sent at commit). */
-    private static final String NOTIFY_FREED = " SELECT r.holds FROM r"
-            + " LEFT JOIN LATERAL (SELECT pg_notify(?, r.name)"
-            + " WHERE r.holds = 0 AND r.waiters_until > clock_timestamp()) n ON true";
-
-    private static final String RELEASE = "WITH r AS ("
-            + " UPDATE %1$s SET holds = holds - 1, owner = CASE WHEN holds > 1 THEN owner END,"
-            + " expires_at = CASE WHEN holds > 1 THEN expires_at ELSE clock_timestamp() END"
-            + " WHERE name = ? AND owner = ? AND expires_at > clock_timestamp()"
-            + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
-
-    private static final String ROLLBACK = "WITH r AS ("
-            + " UPDATE %1$s SET holds = ?, owner = CASE WHEN ? > 0 THEN owner END,"
-            + " expires_at = CASE WHEN ? > 0 THEN expires_at ELSE clock_timestamp() END"
-            + " WHERE name = ? AND owner = ? AND holds = ? + 1 AND expires_at > clock_timestamp()"
-            + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
-
-    private static final String FORCE_RELEASE = "WITH r AS ("
-            + " UPDATE %1$s SET forced_owner = owner, holds = 0, owner = NULL, expires_at = clock_timestamp()"
+    /**
+     * After a busy upsert: marks the row, since a waiter of some client may now be parked until
+     * the holder's lease end, so releases until then announce themselves; and reads the holder
+     * and its lease left as they are now. No row: the lock was freed in between.
+     */
+    private static final String MARK_WAITING = "UPDATE %1$s SET waiters_until = GREATEST(waiters_until,"
+            + " expires_at + interval '1 second')"
             + " WHERE name = ? AND owner IS NOT NULL AND expires_at > clock_timestamp()"
-            + " RETURNING holds, name, waiters_until)" + NOTIFY_FREED;
+            + " RETURNING owner, GREATEST(1, ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000))::bigint";
+
+    /**
+     * Announces a freed lock while a waiter may be parked, in the statement that freed it (sent
+     * at commit): in the RETURNING list, where CASE evaluates it only for a freed row.
+     */
+    private static final String NOTIFY_FREED = " RETURNING holds, CASE WHEN holds = 0"
+            + " AND waiters_until > clock_timestamp() THEN pg_notify(?, name)::text END";
+
+    private static final String RELEASE = "UPDATE %1$s SET holds = holds - 1,"
+            + " owner = CASE WHEN holds > 1 THEN owner END,"
+            + " expires_at = CASE WHEN holds > 1 THEN expires_at ELSE clock_timestamp() END"
+            + " WHERE name = ? AND owner = ? AND expires_at > clock_timestamp()" + NOTIFY_FREED;
+
+    private static final String ROLLBACK = "UPDATE %1$s SET holds = ?, owner = CASE WHEN ? > 0 THEN owner END,"
+            + " expires_at = CASE WHEN ? > 0 THEN expires_at ELSE clock_timestamp() END"
+            + " WHERE name = ? AND owner = ? AND holds = ? + 1 AND expires_at > clock_timestamp()" + NOTIFY_FREED;
+
+    private static final String FORCE_RELEASE = "UPDATE %1$s SET forced_owner = owner, holds = 0, owner = NULL,"
+            + " expires_at = clock_timestamp()"
+            + " WHERE name = ? AND owner IS NOT NULL AND expires_at > clock_timestamp()" + NOTIFY_FREED;
 
     /** Announced too: waiters parked until the old expiry ask again and learn the new one. */
-    private static final String KEEP = "WITH r AS ("
-            + " UPDATE %1$s SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
+    private static final String KEEP = "UPDATE %1$s SET expires_at = clock_timestamp() + ? * interval '1 millisecond'"
             + " WHERE name = ? AND owner = ? AND holds = 1 AND expires_at > clock_timestamp()"
-            + " RETURNING 0 AS holds, name, waiters_until)" + NOTIFY_FREED;
+            + " RETURNING 0, CASE WHEN waiters_until > clock_timestamp() THEN pg_notify(?, name)::text END";
 
     /** Which of the holds a renewal did not find were removed by a force-unlock. */
     private static final String FORCED_AMONG = "SELECT t.name, t.forced_owner FROM %1$s t"
@@ -91,6 +90,7 @@ final class PostgresDialect extends Dialect {
             + " FROM %1$s WHERE name = ? AND owner IS NOT NULL AND expires_at > clock_timestamp()";
 
     private final String acquire;
+    private final String markWaiting;
     private final String release;
     private final String rollback;
     private final String forceRelease;
@@ -105,6 +105,7 @@ final class PostgresDialect extends Dialect {
     PostgresDialect(String table) {
         super(table);
         this.acquire = sql(ACQUIRE);
+        this.markWaiting = sql(MARK_WAITING);
         this.release = sql(RELEASE);
         this.rollback = sql(ROLLBACK);
         this.forceRelease = sql(FORCE_RELEASE);
@@ -158,14 +159,18 @@ final class PostgresDialect extends Dialect {
             s.setBoolean(5, countReentry);
             s.setBoolean(6, countReentry);
             s.setBoolean(7, reentrant);
-            s.setString(8, name);
             try (ResultSet r = s.executeQuery()) {
-                if (!r.next()) {
-                    // Another client's insert of this new name committed after this statement began.
-                    return new Acquired(false, 0, null, 1);
+                if (r.next()) {
+                    return new Acquired(true, r.getLong(1), null, 0);
                 }
-                return r.getBoolean(1) ? new Acquired(true, r.getLong(2), null, 0)
-                        : new Acquired(false, 0, r.getString(3), r.getLong(4));
+            }
+        }
+        try (PreparedStatement s = prepare(c, markWaiting)) {
+            s.setString(1, name);
+            try (ResultSet r = s.executeQuery()) {
+                // No row: released, or another client's insert of this new name had not committed
+                // when the upsert looked. Free now, or nearly: ask again soon.
+                return r.next() ? new Acquired(false, 0, r.getString(1), r.getLong(2)) : new Acquired(false, 0, null, 1);
             }
         }
     }
