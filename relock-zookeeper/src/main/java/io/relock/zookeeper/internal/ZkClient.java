@@ -63,7 +63,7 @@ public final class ZkClient extends StoreClient {
         this.gateway = new ZkGateway(calls(), curator.getZookeeperClient().getCurrentConnectionString());
         this.channels = new UnlockChannels(NOTHING_TO_SUBSCRIBE, timer(), false);
         this.locks = new ZkLocks(curator, settings.root(), gateway, channels, timer(), this::watchdog,
-                this::afterLossesTold);
+                this::afterLossesTold, commandTimeoutMillis());
         gateway.attach(locks);
         this.life = newLife(this::closeConnections);
         this.watchdog = new Watchdog(gateway, timer(), this::nanoTime, config().watchdogTimeout().toMillis(),

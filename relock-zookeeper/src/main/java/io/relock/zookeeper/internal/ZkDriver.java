@@ -51,6 +51,18 @@ final class ZkDriver implements TokenDriver {
 
     @Override
     public CompletableFuture<Attempt> acquire(Request request) {
+        // A re-entry, a waiter whose blocker went, or one still blocked: answered here, on
+        // whatever thread asks (a watch's event too), with no hand-over to an operation thread.
+        Attempt local;
+        try {
+            local = locks.acquireLocally(name, request.field(), request.holdsBefore(), reentrant,
+                    request.leaseMillis());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (local != null) {
+            return CompletableFuture.completedFuture(local);
+        }
         return gateway.submitOnCaller(acquiring, request.sole(),
                 () -> locks.acquire(name, request.field(), mode, request.holdsBefore(), reentrant,
                         request.leaseMillis()));

@@ -19,11 +19,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorEventType;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,6 +74,11 @@ final class ZkLocks {
         volatile String blocker;
         /** Whether to look at the children again: the watched node changed, or the connection did. */
         volatile boolean moved = true;
+        /**
+         * Whether the node this waiter watched was the only one in its way and has been deleted:
+         * it holds now, with nothing to read (a node that comes later has a higher sequence).
+         */
+        volatile boolean clear;
         /** The timer of the hold's lease, null when it holds nothing; a superseded one finds itself replaced. */
         volatile Timeout lease;
 
@@ -108,6 +115,8 @@ final class ZkLocks {
     private final Timer timer;
     private final Supplier<Watchdog> watchdog;
     private final Consumer<Runnable> afterLossesTold;
+    /** How long a create sent in the background is waited for: Curator's own retries of it come first. */
+    private final long createWaitMillis;
     private final Map<Key, Node> nodes = new ConcurrentHashMap<>();
     /** Nodes of holds this client gave up while the connection was in doubt: deleted once it is back. */
     private final Set<String> orphans = ConcurrentHashMap.newKeySet();
@@ -115,9 +124,10 @@ final class ZkLocks {
     /**
      * @param afterLossesTold runs an action once the holders' loss listeners have been called
      *     (or waited for long enough)
+     * @param commandTimeoutMillis how long one call may take
      */
     ZkLocks(CuratorFramework curator, String root, ZkGateway gateway, UnlockChannels channels, Timer timer,
-            Supplier<Watchdog> watchdog, Consumer<Runnable> afterLossesTold) {
+            Supplier<Watchdog> watchdog, Consumer<Runnable> afterLossesTold, long commandTimeoutMillis) {
         this.curator = curator;
         this.root = root;
         this.gateway = gateway;
@@ -125,6 +135,7 @@ final class ZkLocks {
         this.timer = timer;
         this.watchdog = watchdog;
         this.afterLossesTold = afterLossesTold;
+        this.createWaitMillis = 2 * commandTimeoutMillis;
     }
 
     /** The path of lock {@code name}'s node. */
@@ -152,12 +163,14 @@ final class ZkLocks {
 
     /** The children that are Relock's nodes, in queue order. */
     List<Child> children(String name) throws Exception {
-        List<String> names;
         try {
-            names = curator.getChildren().forPath(dir(name));
+            return parseChildren(curator.getChildren().forPath(dir(name)));
         } catch (KeeperException.NoNodeException e) {
             return List.of();
         }
+    }
+
+    private static List<Child> parseChildren(List<String> names) {
         List<Child> children = new ArrayList<>(names.size());
         for (String child : names) {
             Child parsed = parse(child);
@@ -206,6 +219,26 @@ final class ZkLocks {
         return null;
     }
 
+    /**
+     * Whether {@code blocker} is the only node in the way of a waiter's node in {@code mode}:
+     * once it is deleted, the waiter holds. For a lock or write node, the blocker is then the
+     * first node; for a read node, no write or lock node but the owner's own comes before it.
+     */
+    static boolean onlyBlocker(List<Child> children, Child blocker, String mode, String ownWriter) {
+        if (!READ.equals(mode)) {
+            return children.get(0).equals(blocker);
+        }
+        for (Child child : children) {
+            if (child.equals(blocker)) {
+                return true;
+            }
+            if (!READ.equals(child.mode()) && !child.name().equals(ownWriter)) {
+                return false;
+            }
+        }
+        return false;
+    }
+
     /** The holders among {@code children}: the first node, or the read nodes before the first other one. */
     static List<Child> holders(List<Child> children) {
         if (children.isEmpty()) {
@@ -233,15 +266,16 @@ final class ZkLocks {
     }
 
     /**
-     * One acquire attempt of {@code field} in {@code mode}: a re-entry counts here; else the
-     * owner's node is created (once: a waiter keeps it) and the children are read, unless the
-     * node it waits behind has not changed since the last attempt (then nothing is sent).
+     * The answer of an acquire attempt that needs nothing from ZooKeeper, or null when it does:
+     * a re-entry counts here; a waiter whose only blocker was deleted holds; a waiter whose
+     * blocker has not changed since the last attempt is still busy.
      */
-    Attempt acquire(String name, String field, String mode, int holdsBefore, boolean reentrant, long leaseMillis)
-            throws Exception {
-        Key key = new Key(name, field);
-        Node node = nodes.get(key);
-        if (node != null && node.holds > 0) {
+    Attempt acquireLocally(String name, String field, int holdsBefore, boolean reentrant, long leaseMillis) {
+        Node node = nodes.get(new Key(name, field));
+        if (node == null) {
+            return null;
+        }
+        if (node.holds > 0) {
             if (!reentrant && holdsBefore > 0) {
                 throw new IllegalMonitorStateException("lock '" + name + "' is not reentrant and is already held by "
                         + field);
@@ -251,19 +285,46 @@ final class ZkLocks {
             leaseFrom(name, field, node, leaseMillis);
             return Attempt.acquired(node.czxid);
         }
+        if (node.clear) {
+            // Only a deletion of this session's own node could make it wrong, and the
+            // watchdog's check of the node finds that as it would for any hold.
+            return granted(name, field, node, holdsBefore, leaseMillis);
+        }
+        if (!node.moved && node.blocker != null) {
+            return Attempt.busy(-1);
+        }
+        return null;
+    }
+
+    /**
+     * One acquire attempt of {@code field} in {@code mode}: what {@link #acquireLocally} answers,
+     * else the owner's node is created (once: a waiter keeps it) with the children read in the
+     * same round trip, or the children are read again.
+     */
+    Attempt acquire(String name, String field, String mode, int holdsBefore, boolean reentrant, long leaseMillis)
+            throws Exception {
+        Attempt local = acquireLocally(name, field, holdsBefore, reentrant, leaseMillis);
+        if (local != null) {
+            return local;
+        }
+        Key key = new Key(name, field);
+        Node node = nodes.get(key);
         for (int created = 0;;) {
+            List<Child> children = null;
             if (node == null) {
                 if (++created > 3) {
                     throw new RelockConnectionException("the node of lock '" + name + "' vanished three times in a "
                             + "row after it was created: the session keeps ending", null);
                 }
-                node = create(name, mode, field);
+                Created made = createAndList(name, mode, field);
+                node = made.node();
                 nodes.put(key, node);
-            } else if (!node.moved && node.blocker != null) {
-                return Attempt.busy(-1);
+                children = made.children();
             }
             node.moved = false;
-            List<Child> children = children(name);
+            if (children == null) {
+                children = children(name);
+            }
             int own = indexOf(children, node.name());
             if (own < 0) {
                 // Gone: its session ended, or someone deleted it (a force-unlock of a waiter's node).
@@ -272,25 +333,105 @@ final class ZkLocks {
                 continue;
             }
             Node writer = READ.equals(mode) ? nodes.get(new Key(name, field + ":" + WRITE)) : null;
-            Child blocker = blocker(children, own, mode, writer != null && writer.holds > 0 ? writer.name() : null);
+            String ownWriter = writer != null && writer.holds > 0 ? writer.name() : null;
+            Child blocker = blocker(children, own, mode, ownWriter);
             if (blocker == null) {
-                node.blocker = null;
-                node.holds = holdsBefore + 1;
-                leaseFrom(name, field, node, leaseMillis);
-                return Attempt.acquired(node.czxid);
+                return granted(name, field, node, holdsBefore, leaseMillis);
             }
+            boolean only = onlyBlocker(children, blocker, mode, ownWriter);
             String blockerPath = ZKPaths.makePath(dir(name), blocker.name());
             node.blocker = blockerPath;
             Node waiting = node;
             Stat stat = curator.checkExists().usingWatcher((org.apache.curator.framework.api.CuratorWatcher) event -> {
-                // Any event (deleted, or the connection's state): look again at the next attempt.
+                // Any event (deleted, or the connection's state): look again at the next attempt;
+                // the deletion of the only blocker needs no look.
+                if (only && event.getType() == Watcher.Event.EventType.NodeDeleted) {
+                    waiting.clear = true;
+                }
                 waiting.moved = true;
                 channels.onMessage(name, UnlockChannels.READ_UNLOCK_MESSAGE);
             }).forPath(blockerPath);
             if (stat != null) {
                 return Attempt.busy(-1);
             }
+            if (only) {
+                return granted(name, field, node, holdsBefore, leaseMillis);
+            }
             node.moved = true;
+        }
+    }
+
+    private Attempt granted(String name, String field, Node node, int holdsBefore, long leaseMillis) {
+        node.blocker = null;
+        node.clear = false;
+        node.holds = holdsBefore + 1;
+        leaseFrom(name, field, node, leaseMillis);
+        return Attempt.acquired(node.czxid);
+    }
+
+    /** A node just created, and the lock's children when they were read with it (else null). */
+    private record Created(Node node, List<Child> children) {}
+
+    /**
+     * Creates the owner's node and reads the lock's children in one round trip: the listing is
+     * sent right behind the create on the same session, and ZooKeeper answers a session's
+     * requests in order, so it has the new node, unless Curator had to send the create again (a
+     * lost connection, the lock's parent not there yet). Then the children are left to read again.
+     */
+    private Created createAndList(String name, String mode, String field) throws Exception {
+        String dir = dir(name);
+        CompletableFuture<CuratorEvent> created = new CompletableFuture<>();
+        CompletableFuture<List<String>> listed = new CompletableFuture<>();
+        curator.create().creatingParentContainersIfNeeded().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .inBackground((client, event) -> created.complete(event))
+                .forPath(ZKPaths.makePath(dir, mode + "-"), field.getBytes(StandardCharsets.UTF_8));
+        curator.getChildren().inBackground((client, event) -> listed.complete(
+                event.getResultCode() == KeeperException.Code.OK.intValue() ? event.getChildren() : null))
+                .forPath(dir);
+        CuratorEvent event = await(created);
+        if (event == null) {
+            // Not answered in time: a node made later is nobody's, so it goes when it comes.
+            created.thenAccept(late -> {
+                if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
+                    deleteInBackground(late.getName());
+                }
+            });
+            throw new KeeperException.OperationTimeoutException();
+        }
+        if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
+            throw KeeperException.create(KeeperException.Code.get(event.getResultCode()), event.getPath());
+        }
+        Node node = new Node(event.getName(), mode, event.getStat().getCzxid(), event.getStat().getEphemeralOwner());
+        List<String> names = await(listed);
+        if (names == null || !names.contains(node.name())) {
+            return new Created(node, null);
+        }
+        return new Created(node, parseChildren(names));
+    }
+
+    /**
+     * Waits for a background call's answer, at most {@link #createWaitMillis}: null if it did not
+     * come. An interrupt does not cut the wait short (the call goes on either way); its flag is kept.
+     */
+    private <T> T await(CompletableFuture<T> answer) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(createWaitMillis);
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (java.util.concurrent.TimeoutException e) {
+                    return null;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw e.getCause() instanceof Exception cause ? cause : e;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -301,14 +442,6 @@ final class ZkLocks {
             }
         }
         return -1;
-    }
-
-    private Node create(String name, String mode, String field) throws Exception {
-        Stat stat = new Stat();
-        String path = curator.create().storingStatIn(stat).creatingParentContainersIfNeeded().withProtection()
-                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                .forPath(ZKPaths.makePath(dir(name), mode + "-"), field.getBytes(StandardCharsets.UTF_8));
-        return new Node(path, mode, stat.getCzxid(), stat.getEphemeralOwner());
     }
 
     /**
@@ -548,6 +681,7 @@ final class ZkLocks {
                     orphans.add(node.path);
                 }
             } else {
+                node.clear = false;
                 node.moved = true;
             }
         });
