@@ -88,6 +88,19 @@ final class BenchThreads {
         return millis;
     }
 
+    /**
+     * Each repeat's ratio {@code numerator[r] / denominator[r]}: two runs made one right after
+     * the other, so a machine whose speed moves between minutes moves both alike. Their median
+     * is the ratio a bench reports.
+     */
+    static double[] ratios(double[] numerator, double[] denominator) {
+        double[] ratios = new double[numerator.length];
+        for (int r = 0; r < ratios.length; r++) {
+            ratios[r] = numerator[r] / denominator[r];
+        }
+        return ratios;
+    }
+
     static double median(double[] values) {
         return percentile(values, 0.5);
     }

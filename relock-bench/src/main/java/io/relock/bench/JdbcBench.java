@@ -210,10 +210,7 @@ public final class JdbcBench {
                 out.printf(Locale.ROOT, "%s J1/t%d %s: %.0f cycles/s, %.2f statements/cycle, CPU/cycle %.0f µs client"
                         + " + %.0f µs database%n", title, threads, name, rate, statements.get(name), client, database);
             }
-            double[] ratios = new double[repeats];
-            for (int r = 0; r < repeats; r++) {
-                ratios[r] = perRun.get("Relock")[r] / perRun.get("JdbcLockRegistry")[r];
-            }
+            double[] ratios = BenchThreads.ratios(perRun.get("Relock"), perRun.get("JdbcLockRegistry"));
             double ratio = BenchThreads.median(ratios);
             report.append(String.format(Locale.ROOT, " %.2f× | %s |%n", ratio, ratio >= 1.5 ? "met" : "not met"));
             out.printf(Locale.ROOT, "%s J1/t%d Relock ÷ JdbcLockRegistry per repeat: %s%n", title, threads,
@@ -227,10 +224,22 @@ public final class JdbcBench {
         }
         report.append("\n### J2 contended, 4 clients × 2 threads on one lock: acquisitions/s\n\n")
                 .append("| Relock | JdbcLockRegistry | ratio |\n|---|---|---|\n");
-        double relockContended = contended(url, JdbcBench::relock);
-        double registryContended = contended(url, JdbcBench::registry);
+        double[] relockRuns = new double[repeats];
+        double[] registryRuns = new double[repeats];
+        for (int r = 0; r < repeats; r++) {
+            // One after the other, in turns, as in J1.
+            if (r % 2 == 0) {
+                relockRuns[r] = contended(url, JdbcBench::relock, r);
+                registryRuns[r] = contended(url, JdbcBench::registry, r);
+            } else {
+                registryRuns[r] = contended(url, JdbcBench::registry, r);
+                relockRuns[r] = contended(url, JdbcBench::relock, r);
+            }
+        }
+        double relockContended = BenchThreads.median(relockRuns);
+        double registryContended = BenchThreads.median(registryRuns);
         report.append(String.format(Locale.ROOT, "| %,.0f | %,.0f | %.2f× |%n", relockContended, registryContended,
-                relockContended / registryContended));
+                BenchThreads.median(BenchThreads.ratios(relockRuns, registryRuns))));
         out.printf(Locale.ROOT, "%s J2: Relock %.0f/s, JdbcLockRegistry %.0f/s%n", title, relockContended,
                 registryContended);
 
@@ -421,35 +430,31 @@ public final class JdbcBench {
             clientMicros, databaseMicros};
     }
 
-    /** J2: 4 clients × 2 threads on one lock; the median acquisitions/s. */
-    private double contended(String url, Function<DataSource, Library> factory) throws Exception {
-        double[] rates = new double[repeats];
-        for (int r = 0; r < repeats; r++) {
-            List<HikariDataSource> pools = new ArrayList<>();
-            List<Library> clients = new ArrayList<>();
-            try {
-                for (int c = 0; c < 4; c++) {
-                    HikariDataSource pool = pool(url, 4);
-                    pools.add(pool);
-                    clients.add(factory.apply(pool));
-                }
-                AtomicLong acquisitions = new AtomicLong();
-                String name = "j2:" + r;
-                BenchThreads.run(8, seconds, t -> {
-                    Lock lock = clients.get(t % 4).lock(name);
-                    return () -> {
-                        lock.lock();
-                        lock.unlock();
-                        acquisitions.incrementAndGet();
-                    };
-                });
-                rates[r] = acquisitions.get() / (double) seconds;
-            } finally {
-                clients.forEach(Library::close);
-                pools.forEach(HikariDataSource::close);
+    /** J2, one run ({@code run} names its lock): 4 clients × 2 threads on one lock, acquisitions/s. */
+    private double contended(String url, Function<DataSource, Library> factory, int run) throws Exception {
+        List<HikariDataSource> pools = new ArrayList<>();
+        List<Library> clients = new ArrayList<>();
+        try {
+            for (int c = 0; c < 4; c++) {
+                HikariDataSource pool = pool(url, 4);
+                pools.add(pool);
+                clients.add(factory.apply(pool));
             }
+            AtomicLong acquisitions = new AtomicLong();
+            String name = "j2:" + run;
+            BenchThreads.run(8, seconds, t -> {
+                Lock lock = clients.get(t % 4).lock(name);
+                return () -> {
+                    lock.lock();
+                    lock.unlock();
+                    acquisitions.incrementAndGet();
+                };
+            });
+            return acquisitions.get() / (double) seconds;
+        } finally {
+            clients.forEach(Library::close);
+            pools.forEach(HikariDataSource::close);
         }
-        return BenchThreads.median(rates);
     }
 
     /** J3: p50 and p90, in ms, of release-to-acquire across two clients, waiter already waiting. */
