@@ -2,14 +2,10 @@ package io.relock;
 
 import io.relock.testkit.Eventually;
 import io.relock.zookeeper.RelockZooKeeper;
-import io.relock.zookeeper.internal.ZkClient;
+import io.relock.zookeeper.TestZooKeeper;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,20 +20,15 @@ import org.junit.jupiter.api.Nested;
  */
 class LockMatrixTest {
 
-    private static TestingServer zookeeper;
-    private static CuratorFramework inspector;
+    private static TestZooKeeper zookeeper;
 
     @BeforeAll
     static void startZooKeeper() throws Exception {
-        zookeeper = new TestingServer(true);
-        inspector = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
-        inspector.start();
-        inspector.blockUntilConnected();
+        zookeeper = TestZooKeeper.start();
     }
 
     @AfterAll
     static void stopZooKeeper() throws Exception {
-        inspector.close();
         zookeeper.close();
     }
 
@@ -102,20 +93,14 @@ class LockMatrixTest {
 
         @Override
         protected Clients clients(Backend backend) {
-            return new Clients(watchdog -> RelockZooKeeper.builder(zookeeper.getConnectString()).root(root)
+            return new Clients(watchdog -> RelockZooKeeper.builder(zookeeper.connectString()).root(root)
                     .config(RelockConfig.builder().singleServer(RelockZooKeeper.PLACEHOLDER_SERVER)
                             .watchdogTimeout(watchdog).commandTimeout(Clients.COMMAND_TIMEOUT).build())
                     .build());
         }
 
         private List<String> nodes(String name) {
-            try {
-                return inspector.getChildren().forPath(ZkClient.lockPath(root, name));
-            } catch (KeeperException.NoNodeException e) {
-                return List.of();
-            } catch (Exception e) {
-                throw new IllegalStateException("could not read the nodes of '" + name + "'", e);
-            }
+            return zookeeper.nodes(root, name);
         }
 
         /** The nodes behind the holders': a holder's node is first, or a reader's before any writer's. */
@@ -144,13 +129,13 @@ class LockMatrixTest {
         @Override
         protected long storedLocks() {
             try {
-                if (inspector.checkExists().forPath(root) == null) {
+                if (zookeeper.inspector().checkExists().forPath(root) == null) {
                     return 0;
                 }
-                return inspector.getChildren().forPath(root).stream()
+                return zookeeper.inspector().getChildren().forPath(root).stream()
                         .filter(child -> {
                             try {
-                                return !inspector.getChildren().forPath(root + "/" + child).isEmpty();
+                                return !zookeeper.inspector().getChildren().forPath(root + "/" + child).isEmpty();
                             } catch (KeeperException.NoNodeException e) {
                                 return false;
                             } catch (Exception e) {

@@ -25,8 +25,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
-import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,23 +43,18 @@ class ZooKeeperFaultTest {
     /** The smallest session ZooKeeper grants with its default tick of 2 s. */
     private static final Duration SESSION = Duration.ofSeconds(4);
 
-    private static TestingServer zookeeper;
-    private static CuratorFramework inspector;
+    private static TestZooKeeper zookeeper;
 
     private final String root = "/faults/" + UUID.randomUUID();
     private final List<AutoCloseable> open = new ArrayList<>();
 
     @BeforeAll
     static void startZooKeeper() throws Exception {
-        zookeeper = new TestingServer(true);
-        inspector = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
-        inspector.start();
-        inspector.blockUntilConnected();
+        zookeeper = TestZooKeeper.start();
     }
 
     @AfterAll
     static void stopZooKeeper() throws Exception {
-        inspector.close();
         zookeeper.close();
     }
 
@@ -95,13 +88,7 @@ class ZooKeeperFaultTest {
     }
 
     private List<String> nodes(String name) {
-        try {
-            return inspector.getChildren().forPath(ZkClient.lockPath(root, name));
-        } catch (KeeperException.NoNodeException e) {
-            return List.of();
-        } catch (Exception e) {
-            throw new IllegalStateException("could not read the nodes of '" + name + "'", e);
-        }
+        return zookeeper.nodes(root, name);
     }
 
     private static CompletableFuture<Long> acquireInThread(DistributedLock lock) {
@@ -124,10 +111,10 @@ class ZooKeeperFaultTest {
 
     @Test
     void aHolderCutOffHearsItsHoldEndedBeforeAnotherClientCanTakeIt() throws Exception {
-        FaultProxy proxy = FaultProxy.to("127.0.0.1", zookeeper.getPort());
+        FaultProxy proxy = FaultProxy.to("127.0.0.1", zookeeper.port());
         open.add(proxy);
         Relock cutOff = client(proxy.host() + ":" + proxy.port());
-        Relock other = client(zookeeper.getConnectString());
+        Relock other = client(zookeeper.connectString());
         LinkedBlockingQueue<Long> lostAt = new LinkedBlockingQueue<>();
         LinkedBlockingQueue<LockLostEvent> losses = new LinkedBlockingQueue<>();
         cutOff.addLockListener(event -> {
@@ -152,7 +139,7 @@ class ZooKeeperFaultTest {
 
     @Test
     void theEndedHoldsNodeStaysUntilItsHoldersListenersHaveHeard() throws Exception {
-        FaultProxy proxy = FaultProxy.to("127.0.0.1", zookeeper.getPort());
+        FaultProxy proxy = FaultProxy.to("127.0.0.1", zookeeper.port());
         open.add(proxy);
         CuratorFramework curator = curator(proxy.host() + ":" + proxy.port());
         // A command timeout longer than the test's steps: it bounds how long a listener may hold the node.
@@ -172,7 +159,7 @@ class ZooKeeperFaultTest {
             }
         });
         cutOff.getLock("report").lock();
-        DistributedLock rival = client(zookeeper.getConnectString()).getLock("report");
+        DistributedLock rival = client(zookeeper.connectString()).getLock("report");
 
         proxy.refuse();
         assertThat(listening.await(PROMPTLY.toMillis(), TimeUnit.MILLISECONDS)).as("the listener was called").isTrue();
@@ -190,7 +177,7 @@ class ZooKeeperFaultTest {
 
     @Test
     void afterAReconnectInTimeTheEndedHoldsNodeGoesSoNothingStaysHeld() throws Exception {
-        FaultProxy proxy = FaultProxy.to("127.0.0.1", zookeeper.getPort());
+        FaultProxy proxy = FaultProxy.to("127.0.0.1", zookeeper.port());
         open.add(proxy);
         CuratorFramework curator = curator(proxy.host() + ":" + proxy.port());
         Relock cutOff = RelockZooKeeper.builder(curator).root(root).config(config(Duration.ofSeconds(30))).build();
@@ -211,19 +198,19 @@ class ZooKeeperFaultTest {
         // the node; the client that gave the hold up deletes it.
         Eventually.await(PROMPTLY, "the given-up hold's node deleted", () -> nodes("job").isEmpty());
         assertThat(curator.getZookeeperClient().getZooKeeper().getSessionId()).isEqualTo(session);
-        assertThat(client(zookeeper.getConnectString()).getLock("job").tryLock(0, TimeUnit.SECONDS)).isTrue();
+        assertThat(client(zookeeper.connectString()).getLock("job").tryLock(0, TimeUnit.SECONDS)).isTrue();
     }
 
     @Test
     void anExpiredSessionEndsItsHoldsTellsTheHolderAndLetsTheNextIn() throws Exception {
-        CuratorFramework curator = curator(zookeeper.getConnectString());
+        CuratorFramework curator = curator(zookeeper.connectString());
         Relock expiring = RelockZooKeeper.builder(curator).root(root).config(config(Duration.ofSeconds(30))).build();
         open.add(expiring);
         LinkedBlockingQueue<LockLostEvent> losses = new LinkedBlockingQueue<>();
         expiring.addLockListener(losses::add);
         FencedLock held = expiring.getFencedLock("account:7");
         long firstToken = held.lockAndGetToken();
-        FencedLock next = client(zookeeper.getConnectString()).getFencedLock("account:7");
+        FencedLock next = client(zookeeper.connectString()).getFencedLock("account:7");
         CompletableFuture<Long> nextToken = CompletableFuture.supplyAsync(() -> {
             try {
                 return next.tryLockAndGetToken(PROMPTLY.toSeconds(), TimeUnit.SECONDS);
@@ -245,13 +232,13 @@ class ZooKeeperFaultTest {
 
     @Test
     void aForceUnlockedHolderIsToldWhyWithinAWatchdogTick() throws Exception {
-        Relock holder = RelockZooKeeper.builder(zookeeper.getConnectString()).root(root)
+        Relock holder = RelockZooKeeper.builder(zookeeper.connectString()).root(root)
                 .config(config(Duration.ofMillis(1500))).build();
         open.add(holder);
         LinkedBlockingQueue<LockLostEvent> losses = new LinkedBlockingQueue<>();
         holder.addLockListener(losses::add);
         holder.getLock("forced").lock();
-        Relock admin = client(zookeeper.getConnectString());
+        Relock admin = client(zookeeper.connectString());
 
         assertThat(admin.forceUnlock("forced")).isTrue();
 
@@ -264,7 +251,7 @@ class ZooKeeperFaultTest {
 
     @Test
     void closingOnTheApplicationsCuratorDeletesRelocksNodesAndLeavesCuratorOpen() throws Exception {
-        CuratorFramework curator = curator(zookeeper.getConnectString());
+        CuratorFramework curator = curator(zookeeper.connectString());
         Relock relock = RelockZooKeeper.builder(curator).root(root).config(config(Duration.ofSeconds(30))).build();
         relock.getLock("a").lock();
         relock.getReadWriteLock("b").readLock().lock();
@@ -283,7 +270,7 @@ class ZooKeeperFaultTest {
                 .hasMessageContaining("connectString");
         assertThatThrownBy(() -> RelockZooKeeper.builder(" ")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("connectString");
-        RelockZooKeeper.Builder builder = RelockZooKeeper.builder(zookeeper.getConnectString());
+        RelockZooKeeper.Builder builder = RelockZooKeeper.builder(zookeeper.connectString());
         assertThatThrownBy(() -> builder.root("relative")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("root");
         assertThatThrownBy(() -> builder.root("/a/../b")).isInstanceOf(IllegalArgumentException.class)
@@ -292,14 +279,14 @@ class ZooKeeperFaultTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sessionTimeout");
         assertThatThrownBy(() -> builder.operationThreads(0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("operationThreads");
-        CuratorFramework notStarted = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(),
+        CuratorFramework notStarted = CuratorFrameworkFactory.newClient(zookeeper.connectString(),
                 new RetryOneTime(100));
         assertThatThrownBy(() -> RelockZooKeeper.builder(notStarted)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("curator");
-        assertThatThrownBy(() -> RelockZooKeeper.builder(curator(zookeeper.getConnectString()))
+        assertThatThrownBy(() -> RelockZooKeeper.builder(curator(zookeeper.connectString()))
                 .sessionTimeout(SESSION)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("sessionTimeout");
-        Relock relock = client(zookeeper.getConnectString());
+        Relock relock = client(zookeeper.connectString());
         assertThatThrownBy(() -> relock.getLock("x".repeat(ZkClient.MAX_NAME_LENGTH + 1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("name");
     }
@@ -315,7 +302,7 @@ class ZooKeeperFaultTest {
 
     @Test
     void oddNamesAreLocksOfTheirOwn() throws Exception {
-        Relock relock = client(zookeeper.getConnectString());
+        Relock relock = client(zookeeper.connectString());
         List<String> names = List.of(".", "..", "a/b", "a%2Fb", "ключ", "x y", "emoji-😀", "zookeeper", "a\u0001b");
         List<DistributedLock> held = new ArrayList<>();
         for (String name : names) {

@@ -6,7 +6,6 @@ import io.relock.DistributedLock;
 import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.testkit.Eventually;
-import io.relock.zookeeper.internal.ZkClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,11 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
-import org.apache.zookeeper.KeeperException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,23 +30,18 @@ class ZooKeeperQueueTest {
 
     private static final Duration PROMPTLY = Duration.ofSeconds(20);
 
-    private static TestingServer zookeeper;
-    private static CuratorFramework inspector;
+    private static TestZooKeeper zookeeper;
 
     private final String root = "/queue/" + UUID.randomUUID();
     private final List<Relock> clients = new ArrayList<>();
 
     @BeforeAll
     static void startZooKeeper() throws Exception {
-        zookeeper = new TestingServer(true);
-        inspector = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100));
-        inspector.start();
-        inspector.blockUntilConnected();
+        zookeeper = TestZooKeeper.start();
     }
 
     @AfterAll
     static void stopZooKeeper() throws Exception {
-        inspector.close();
         zookeeper.close();
     }
 
@@ -62,20 +51,14 @@ class ZooKeeperQueueTest {
     }
 
     private Relock client() {
-        Relock relock = RelockZooKeeper.builder(zookeeper.getConnectString()).root(root)
+        Relock relock = RelockZooKeeper.builder(zookeeper.connectString()).root(root)
                 .config(RelockConfig.builder().singleServer(RelockZooKeeper.PLACEHOLDER_SERVER).build()).build();
         clients.add(relock);
         return relock;
     }
 
     private int nodes(String name) {
-        try {
-            return inspector.getChildren().forPath(ZkClient.lockPath(root, name)).size();
-        } catch (KeeperException.NoNodeException e) {
-            return 0;
-        } catch (Exception e) {
-            throw new IllegalStateException("could not read the nodes of '" + name + "'", e);
-        }
+        return zookeeper.nodes(root, name).size();
     }
 
     @Test

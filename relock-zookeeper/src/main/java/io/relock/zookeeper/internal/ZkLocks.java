@@ -21,6 +21,7 @@ import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.CuratorEventType;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
@@ -115,8 +116,8 @@ final class ZkLocks {
     private final Timer timer;
     private final Supplier<Watchdog> watchdog;
     private final Consumer<Runnable> afterLossesTold;
-    /** How long a create sent in the background is waited for: Curator's own retries of it come first. */
-    private final long createWaitMillis;
+    /** How often a wait for a background call's answer looks whether the Curator client was closed. */
+    private final long checkClosedMillis;
     private final Map<Key, Node> nodes = new ConcurrentHashMap<>();
     /** Nodes of holds this client gave up while the connection was in doubt: deleted once it is back. */
     private final Set<String> orphans = ConcurrentHashMap.newKeySet();
@@ -124,7 +125,8 @@ final class ZkLocks {
     /**
      * @param afterLossesTold runs an action once the holders' loss listeners have been called
      *     (or waited for long enough)
-     * @param commandTimeoutMillis how long one call may take
+     * @param commandTimeoutMillis how long one call may take; a wait for a background answer looks this often
+     *     whether Curator was closed
      */
     ZkLocks(CuratorFramework curator, String root, ZkGateway gateway, UnlockChannels channels, Timer timer,
             Supplier<Watchdog> watchdog, Consumer<Runnable> afterLossesTold, long commandTimeoutMillis) {
@@ -135,7 +137,7 @@ final class ZkLocks {
         this.timer = timer;
         this.watchdog = watchdog;
         this.afterLossesTold = afterLossesTold;
-        this.createWaitMillis = 2 * commandTimeoutMillis;
+        this.checkClosedMillis = Math.max(10, commandTimeoutMillis);
     }
 
     /** The path of lock {@code name}'s node. */
@@ -389,15 +391,6 @@ final class ZkLocks {
                 event.getResultCode() == KeeperException.Code.OK.intValue() ? event.getChildren() : null))
                 .forPath(dir);
         CuratorEvent event = await(created);
-        if (event == null) {
-            // Not answered in time: a node made later is nobody's, so it goes when it comes.
-            created.thenAccept(late -> {
-                if (late.getResultCode() == KeeperException.Code.OK.intValue()) {
-                    deleteInBackground(late.getName());
-                }
-            });
-            throw new KeeperException.OperationTimeoutException();
-        }
         if (event.getResultCode() != KeeperException.Code.OK.intValue()) {
             throw KeeperException.create(KeeperException.Code.get(event.getResultCode()), event.getPath());
         }
@@ -410,20 +403,25 @@ final class ZkLocks {
     }
 
     /**
-     * Waits for a background call's answer, at most {@link #createWaitMillis}: null if it did not
-     * come. An interrupt does not cut the wait short (the call goes on either way); its flag is kept.
+     * Waits for a background call's answer as a blocking call waits for its own: as long as the
+     * Curator client is open, since Curator always answers, with the result or the failure its
+     * retry policy ends with (a slow server is waited for, not given up on: a create given up on
+     * could still be made). An interrupt does not cut the wait short; its flag is kept.
+     *
+     * @throws IllegalStateException if the Curator client is closed before the answer came
      */
     private <T> T await(CompletableFuture<T> answer) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(createWaitMillis);
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    return answer.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                    return answer.get(checkClosedMillis, TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 } catch (java.util.concurrent.TimeoutException e) {
-                    return null;
+                    if (curator.getState() == CuratorFrameworkState.STOPPED) {
+                        throw new IllegalStateException("the Curator client was closed before ZooKeeper answered");
+                    }
                 } catch (java.util.concurrent.ExecutionException e) {
                     throw e.getCause() instanceof Exception cause ? cause : e;
                 }
