@@ -13,6 +13,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -455,9 +456,21 @@ public final class ReactiveLock {
     /**
      * One acquire for {@code owner}: the hold, or empty when a bounded wait ran out. A cancel
      * cancels the acquire's stage (Relock leaves the queue and releases a hold won in the race);
-     * a hold that completes after the subscriber left is discarded, which releases it.
+     * a hold that completes after the subscriber left is released: discarded by the sink, or,
+     * when the sink dropped it, found by the cancel in the hand-over slot.
      */
     private Mono<ReactiveHold> acquisition(long owner, boolean bounded, long waitMillis, long lease) {
+        return Mono.defer(() -> acquisition(owner, bounded, waitMillis, lease, new AtomicReference<>()));
+    }
+
+    /**
+     * {@code handed} holds the hold given to the sink until the subscriber has it (then
+     * {@link #DELIVERED}), or {@link #CANCELLED}. A success that races the cancel can be dropped
+     * by the sink ({@code onNextDropped}, which no discard hook sees): the cancel, which runs
+     * after, finds the hold there and releases it.
+     */
+    private Mono<ReactiveHold> acquisition(long owner, boolean bounded, long waitMillis, long lease,
+            AtomicReference<Object> handed) {
         return Mono.<ReactiveHold>create(sink -> {
             CompletableFuture<?> acquiring;
             try {
@@ -466,7 +479,12 @@ public final class ReactiveLock {
                 sink.error(failure);
                 return;
             }
-            sink.onCancel(() -> acquiring.cancel(false));
+            sink.onCancel(() -> {
+                acquiring.cancel(false);
+                if (handed.getAndSet(CANCELLED) instanceof ReactiveHold undelivered) {
+                    releaseDetached(undelivered);
+                }
+            });
             acquiring.whenComplete((result, failure) -> {
                 if (failure != null) {
                     if (!acquiring.isCancelled()) {
@@ -484,11 +502,20 @@ public final class ReactiveLock {
                         sink.error(listening);
                         return;
                     }
-                    sink.success(hold);
+                    if (handed.compareAndSet(null, hold)) {
+                        sink.success(hold);
+                    } else {
+                        releaseDetached(hold);
+                    }
                 }
             });
-        }).doOnDiscard(ReactiveHold.class, ReactiveLock::releaseDetached);
+        }).doOnNext(hold -> handed.compareAndSet(hold, DELIVERED))
+                .doOnDiscard(ReactiveHold.class, ReactiveLock::releaseDetached);
     }
+
+    /** What {@code acquisition}'s hand-over slot holds once the subscriber has the hold, or has left. */
+    private static final Object DELIVERED = new Object();
+    private static final Object CANCELLED = new Object();
 
     /**
      * The lock's cancellable acquire stage: a fenced lock's completes with the token (null when
