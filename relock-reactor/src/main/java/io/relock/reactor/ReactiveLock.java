@@ -109,6 +109,10 @@ public final class ReactiveLock {
     /** Lease argument meaning "the watchdog renews". */
     private static final long WATCHDOG = -1;
 
+    /** What {@code acquisition}'s hand-over slot holds once the subscriber has the hold, or has left. */
+    private static final Object DELIVERED = new Object();
+    private static final Object CANCELLED = new Object();
+
     private final DistributedLock lock;
 
     private ReactiveLock(DistributedLock lock) {
@@ -512,10 +516,6 @@ public final class ReactiveLock {
         }).doOnNext(hold -> handed.compareAndSet(hold, DELIVERED))
                 .doOnDiscard(ReactiveHold.class, ReactiveLock::releaseDetached);
     }
-
-    /** What {@code acquisition}'s hand-over slot holds once the subscriber has the hold, or has left. */
-    private static final Object DELIVERED = new Object();
-    private static final Object CANCELLED = new Object();
 
     /**
      * The lock's cancellable acquire stage: a fenced lock's completes with the token (null when
