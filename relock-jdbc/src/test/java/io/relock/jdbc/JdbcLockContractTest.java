@@ -15,6 +15,8 @@ import io.relock.LockLostEvent;
 import io.relock.Relock;
 import io.relock.RelockConfig;
 import io.relock.testkit.Eventually;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +26,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -286,6 +289,52 @@ class JdbcLockContractTest {
         assertThat(counting.executed().subList(before, counting.executed().size())).hasSize(20);
     }
 
+    @Test
+    void onMariaDbEachConnectionPreparesAStatementOnceAndAgainWhenItForgotIt() throws Exception {
+        // One connection, so that every statement below runs on the one whose state is checked.
+        HikariDataSource pool = Database.dataSource(Database.MARIADB.newDatabaseUrl(), 1);
+        closing.add(pool);
+        CountingDataSource counting = new CountingDataSource(pool);
+        Relock a = RelockJdbc.builder(counting.dataSource()).createTable(true).config(RelockConfig.builder()
+                .singleServer(RelockJdbc.PLACEHOLDER_SERVER).watchdogTimeout(Duration.ofMinutes(10)).build()).build();
+        closing.add(a);
+        DistributedLock lock = a.getLock("prepared");
+
+        lock.lock();
+        lock.unlock();
+        List<String> prepared = counting.executed().stream().map(CountingDataSource.Executed::sql)
+                .filter(sql -> sql.startsWith("PREPARE ")).map(sql -> sql.split(" ")[1]).toList();
+        assertThat(prepared).as("the connection's first acquire and release prepare them").hasSize(2)
+                .allMatch(name -> name.startsWith("relock_"));
+
+        int before = counting.executed().size();
+        lock.lock();
+        lock.unlock();
+        assertThat(sqlSince(counting, before)).as("from then on each is one EXECUTE of the prepared statement")
+                .containsExactly("EXECUTE " + prepared.get(0), "EXECUTE " + prepared.get(1));
+
+        // What a connection reset does to the session's prepared statements.
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            for (String name : prepared) {
+                s.execute("DEALLOCATE PREPARE " + name);
+            }
+        }
+        before = counting.executed().size();
+        lock.lock();
+        lock.unlock();
+        assertThat(sqlSince(counting, before)).as("each refused, prepared again and run").containsExactly(
+                "EXECUTE " + prepared.get(0), "PREPARE " + prepared.get(0), "EXECUTE " + prepared.get(0),
+                "EXECUTE " + prepared.get(1), "PREPARE " + prepared.get(1), "EXECUTE " + prepared.get(1));
+        assertThat(lock.isLocked()).as("released").isFalse();
+    }
+
+    /** The statements run since the {@code from}-th, each cut to its first two words. */
+    private static List<String> sqlSince(CountingDataSource counting, int from) {
+        List<CountingDataSource.Executed> executed = counting.executed();
+        return executed.subList(from, executed.size()).stream()
+                .map(e -> String.join(" ", java.util.Arrays.asList(e.sql().split(" ")).subList(0, 2))).toList();
+    }
+
     @ParameterizedTest
     @EnumSource(Database.class)
     void theWatchdogRenewsAllOfAClientsLeasesInOneStatementPerTick(Database database) throws Exception {
@@ -309,7 +358,7 @@ class JdbcLockContractTest {
         }
         assertThat(counting.executed().subList(before, counting.executed().size()))
                 .as("nothing but renewals and sweeps while the five are held")
-                .allMatch(e -> isRenewal(e) || e.sql().startsWith("DELETE"));
+                .allMatch(e -> isRenewal(e) || isSweep(e));
         for (DistributedLock lock : held) {
             lock.unlock();
         }
@@ -318,6 +367,11 @@ class JdbcLockContractTest {
     private static List<CountingDataSource.Executed> renewals(CountingDataSource counting, int from) {
         List<CountingDataSource.Executed> executed = counting.executed();
         return executed.subList(from, executed.size()).stream().filter(JdbcLockContractTest::isRenewal).toList();
+    }
+
+    /** A sweep's DELETE, or on MariaDB its EXECUTE or PREPARE. */
+    private static boolean isSweep(CountingDataSource.Executed executed) {
+        return executed.sql().startsWith("DELETE") || executed.sql().contains(" relock_sweep_");
     }
 
     private static boolean isRenewal(CountingDataSource.Executed executed) {

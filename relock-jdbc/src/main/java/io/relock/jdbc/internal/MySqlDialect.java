@@ -86,27 +86,107 @@ final class MySqlDialect extends Dialect {
             + " GREATEST(1, CEIL(TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) / 1000))"
             + " FROM %1$s WHERE name = ? AND owner IS NOT NULL AND expires_at > " + NOW;
 
-    private final String acquire;
-    private final String acquired;
-    private final String releaseLast;
-    private final String releaseOne;
-    private final String rollback;
-    private final String keep;
-    private final String forceRelease;
-    private final String sweep;
-    private final String read;
+    /** MariaDB's {@code ER_UNKNOWN_STMT_HANDLER}: this connection has not prepared the statement (yet, or since a reset). */
+    private static final int UNKNOWN_STATEMENT = 1243;
 
-    MySqlDialect(String table) {
+    private final Fixed acquire;
+    private final String acquired;
+    private final Fixed releaseLast;
+    private final Fixed releaseOne;
+    private final Fixed rollback;
+    private final Fixed keep;
+    private final Fixed forceRelease;
+    private final Fixed sweep;
+    private final Fixed read;
+
+    /**
+     * The statements for {@code table}; on {@code mariaDb} each of fixed text runs as an
+     * {@code EXECUTE} of a statement the connection prepared once (see {@link Fixed}).
+     */
+    MySqlDialect(String table, boolean mariaDb) {
         super(table);
-        this.acquire = sql(ACQUIRE);
+        this.acquire = Fixed.of("acquire", sql(ACQUIRE), mariaDb);
         this.acquired = sql(ACQUIRED);
-        this.releaseLast = sql(RELEASE_LAST);
-        this.releaseOne = sql(RELEASE_ONE);
-        this.rollback = sql(ROLLBACK);
-        this.keep = sql(KEEP);
-        this.forceRelease = sql(FORCE_RELEASE);
-        this.sweep = sql(SWEEP);
-        this.read = sql(READ);
+        this.releaseLast = Fixed.of("release_last", sql(RELEASE_LAST), mariaDb);
+        this.releaseOne = Fixed.of("release_one", sql(RELEASE_ONE), mariaDb);
+        this.rollback = Fixed.of("rollback", sql(ROLLBACK), mariaDb);
+        this.keep = Fixed.of("keep", sql(KEEP), mariaDb);
+        this.forceRelease = Fixed.of("force_release", sql(FORCE_RELEASE), mariaDb);
+        this.sweep = Fixed.of("sweep", sql(SWEEP), mariaDb);
+        this.read = Fixed.of("read", sql(READ), mariaDb);
+    }
+
+    /**
+     * A statement of fixed text. The usual drivers prepare on the client, so the server parses
+     * the whole text at every execution, and the acquire's upsert is long: its parse was most of
+     * an uncontended cycle's database time. On MariaDB, whose {@code EXECUTE} takes the values
+     * themselves after {@code USING}, it runs instead as {@code EXECUTE} of a statement the
+     * connection prepared under a name made of the text's hash (two clients on other tables, or
+     * another Relock version, use other names): still one round trip, and the server parses a
+     * few words. A connection that has not prepared it yet answers {@link #UNKNOWN_STATEMENT}, and
+     * is prepared then, so the first use of each pooled connection costs two statements more.
+     * MySQL's {@code EXECUTE} takes only user variables, which would cost a statement: it runs
+     * the text.
+     *
+     * @param text the statement's text
+     * @param execute its {@code EXECUTE}, or null to run the text
+     * @param prepare its {@code PREPARE}, or null
+     */
+    private record Fixed(String text, String execute, String prepare) {
+
+        static Fixed of(String kind, String text, boolean prepared) {
+            if (!prepared) {
+                return new Fixed(text, null, null);
+            }
+            String name = "relock_" + kind + "_" + hash(text);
+            int parameters = (int) text.chars().filter(ch -> ch == '?').count();
+            String execute = "EXECUTE " + name + (parameters == 0 ? ""
+                    : " USING " + String.join(", ", java.util.Collections.nCopies(parameters, "?")));
+            return new Fixed(text, execute, "PREPARE " + name + " FROM '" + text.replace("'", "''") + "'");
+        }
+
+        private static String hash(String text) {
+            try {
+                byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                        .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                return java.util.HexFormat.of().formatHex(digest, 0, 8);
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new IllegalStateException("every JVM has SHA-256", e);
+            }
+        }
+    }
+
+    /** What a statement does once its values are bound. */
+    @FunctionalInterface
+    private interface Use<T> {
+        T use(PreparedStatement statement) throws SQLException;
+    }
+
+    private <T> T run(Connection c, Fixed statement, Use<T> use) throws SQLException {
+        return run(c, statement, Statement.NO_GENERATED_KEYS, use);
+    }
+
+    /** Runs {@code statement}, preparing it on this connection first when the connection has not. */
+    private <T> T run(Connection c, Fixed statement, int generatedKeys, Use<T> use) throws SQLException {
+        if (statement.execute() == null) {
+            try (PreparedStatement s = prepare(c, statement.text(), generatedKeys)) {
+                return use.use(s);
+            }
+        }
+        try (PreparedStatement s = prepare(c, statement.execute(), generatedKeys)) {
+            return use.use(s);
+        } catch (SQLException e) {
+            // Nothing ran: an unknown statement is refused before anything is read or changed.
+            if (e.getErrorCode() != UNKNOWN_STATEMENT) {
+                throw e;
+            }
+        }
+        try (PreparedStatement s = prepare(c, statement.prepare())) {
+            s.execute();
+        }
+        try (PreparedStatement s = prepare(c, statement.execute(), generatedKeys)) {
+            return use.use(s);
+        }
     }
 
     @Override
@@ -128,7 +208,7 @@ final class MySqlDialect extends Dialect {
     @Override
     public Acquired acquire(Connection c, String name, String owner, long leaseMillis, boolean reentrant,
             boolean countReentry) throws SQLException {
-        try (PreparedStatement s = prepare(c, acquire, Statement.RETURN_GENERATED_KEYS)) {
+        Acquired answered = run(c, acquire, Statement.RETURN_GENERATED_KEYS, s -> {
             s.setString(1, name);
             s.setString(2, owner);
             s.setLong(3, leaseMillis);
@@ -139,15 +219,19 @@ final class MySqlDialect extends Dialect {
             s.executeUpdate();
             try (ResultSet keys = s.getGeneratedKeys()) {
                 // A driver may list one key per affected row, counting up from the answer: the first is it.
-                if (keys.next()) {
-                    long answer = keys.getLong(1);
-                    if (answer < BUSY) {
-                        return new Acquired(true, answer, null, 0);
-                    }
-                    long ttl = answer & (BUSY_BY_ASKER - 1);
-                    return new Acquired(false, 0, (answer & BUSY_BY_ASKER) != 0 ? owner : null, ttl);
+                if (!keys.next()) {
+                    return null;
                 }
+                long answer = keys.getLong(1);
+                if (answer < BUSY) {
+                    return new Acquired(true, answer, null, 0);
+                }
+                long ttl = answer & (BUSY_BY_ASKER - 1);
+                return new Acquired(false, 0, (answer & BUSY_BY_ASKER) != 0 ? owner : null, ttl);
             }
+        });
+        if (answered != null) {
+            return answered;
         }
         try (PreparedStatement s = prepare(c, acquired)) {
             s.setString(1, name);
@@ -179,43 +263,43 @@ final class MySqlDialect extends Dialect {
         return update(c, releaseOne, name, owner) > 0 ? 0L : null;
     }
 
-    private int update(Connection c, String sql, String name, String owner) throws SQLException {
-        try (PreparedStatement s = prepare(c, sql)) {
+    private int update(Connection c, Fixed statement, String name, String owner) throws SQLException {
+        return run(c, statement, s -> {
             s.setString(1, name);
             s.setString(2, owner);
             return s.executeUpdate();
-        }
+        });
     }
 
     @Override
     public long rollback(Connection c, String name, String owner, int countBefore) throws SQLException {
-        try (PreparedStatement s = prepare(c, rollback)) {
+        return run(c, rollback, s -> {
             s.setInt(1, countBefore);
             s.setInt(2, countBefore);
             s.setInt(3, countBefore);
             s.setString(4, name);
             s.setString(5, owner);
             s.setInt(6, countBefore);
-            return s.executeUpdate() > 0 ? 1 : 0;
-        }
+            return s.executeUpdate() > 0 ? 1L : 0L;
+        });
     }
 
     @Override
     public long keep(Connection c, String name, String owner, long keepMillis) throws SQLException {
-        try (PreparedStatement s = prepare(c, keep)) {
+        return run(c, keep, s -> {
             s.setLong(1, keepMillis);
             s.setString(2, name);
             s.setString(3, owner);
-            return s.executeUpdate() > 0 ? 1 : 0;
-        }
+            return s.executeUpdate() > 0 ? 1L : 0L;
+        });
     }
 
     @Override
     public long forceRelease(Connection c, String name) throws SQLException {
-        try (PreparedStatement s = prepare(c, forceRelease)) {
+        return run(c, forceRelease, s -> {
             s.setString(1, name);
-            return s.executeUpdate() > 0 ? 1 : 0;
-        }
+            return s.executeUpdate() > 0 ? 1L : 0L;
+        });
     }
 
     @Override
@@ -258,19 +342,19 @@ final class MySqlDialect extends Dialect {
 
     @Override
     public int sweep(Connection c, long retentionMillis) throws SQLException {
-        try (PreparedStatement s = prepare(c, sweep)) {
+        return run(c, sweep, s -> {
             s.setLong(1, retentionMillis);
             return s.executeUpdate();
-        }
+        });
     }
 
     @Override
     public Row read(Connection c, String name) throws SQLException {
-        try (PreparedStatement s = prepare(c, read)) {
+        return run(c, read, s -> {
             s.setString(1, name);
             try (ResultSet r = s.executeQuery()) {
                 return r.next() ? new Row(r.getString(1), r.getInt(2), r.getLong(3), r.getLong(4)) : null;
             }
-        }
+        });
     }
 }

@@ -43,7 +43,7 @@ record Probe(Dialect dialect, String target, boolean setIsolation) {
             return new PostgresDialect(table);
         }
         if (name.contains("mysql") || name.contains("mariadb")) {
-            return new MySqlDialect(table);
+            return new MySqlDialect(table, name.contains("mariadb"));
         }
         throw new IllegalArgumentException("Relock has no lock table for " + product
                 + "; it supports PostgreSQL 15+, MySQL 8+ and MariaDB 10.11+");
