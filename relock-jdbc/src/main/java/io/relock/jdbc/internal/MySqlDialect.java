@@ -169,22 +169,22 @@ final class MySqlDialect extends Dialect {
     /** Runs {@code statement}, preparing it on this connection first when the connection has not. */
     private <T> T run(Connection c, Fixed statement, int generatedKeys, Use<T> use) throws SQLException {
         if (statement.execute() == null) {
-            try (PreparedStatement s = prepare(c, statement.text(), generatedKeys)) {
-                return use.use(s);
-            }
+            return once(c, statement.text(), generatedKeys, use);
         }
-        try (PreparedStatement s = prepare(c, statement.execute(), generatedKeys)) {
-            return use.use(s);
+        try {
+            return once(c, statement.execute(), generatedKeys, use);
         } catch (SQLException e) {
             // Nothing ran: an unknown statement is refused before anything is read or changed.
             if (e.getErrorCode() != UNKNOWN_STATEMENT) {
                 throw e;
             }
         }
-        try (PreparedStatement s = prepare(c, statement.prepare())) {
-            s.execute();
-        }
-        try (PreparedStatement s = prepare(c, statement.execute(), generatedKeys)) {
+        once(c, statement.prepare(), Statement.NO_GENERATED_KEYS, PreparedStatement::execute);
+        return once(c, statement.execute(), generatedKeys, use);
+    }
+
+    private <T> T once(Connection c, String sql, int generatedKeys, Use<T> use) throws SQLException {
+        try (PreparedStatement s = prepare(c, sql, generatedKeys)) {
             return use.use(s);
         }
     }
